@@ -1,0 +1,174 @@
+//! Bodies of the operator API (`/api/v1/admin`), which stands in for the dashboard.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::common::{Money, Timestamp};
+use crate::enums::{ChannelType, DealStatus, Scope, StageCategory};
+
+/// `POST /admin/organizations`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateOrganization {
+    /// Name.
+    pub name: String,
+    /// ISO 4217 currency, default USD.
+    #[serde(default)]
+    pub currency: Option<String>,
+    /// IANA time zone, default UTC.
+    #[serde(default)]
+    pub timezone: Option<String>,
+    /// UTILITY messages included each month, default 0.
+    #[serde(default)]
+    pub included_utility_messages: Option<i64>,
+}
+
+/// An organisation (tenant).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Organization {
+    /// Organisation id.
+    pub id: Uuid,
+    /// Name.
+    pub name: String,
+    /// Currency of every amount.
+    pub currency: String,
+    /// Time zone of calendar-day figures.
+    pub timezone: String,
+    /// UTILITY messages included each month.
+    pub included_utility_messages: i64,
+    /// Creation time.
+    pub created_at: Timestamp,
+}
+
+/// `POST /admin/organizations/{orgId}/users`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateUser {
+    /// Display name.
+    pub full_name: String,
+    /// E-mail address.
+    pub email: String,
+}
+
+/// `POST /admin/organizations/{orgId}/api-keys`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateApiKey {
+    /// A label.
+    pub name: String,
+    /// The user the key acts as.
+    pub user_id: Uuid,
+    /// Granted scopes.
+    pub scopes: Vec<Scope>,
+    /// Optional expiry.
+    #[serde(default)]
+    pub expires_at: Option<Timestamp>,
+}
+
+/// An API key, without its secret.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKey {
+    /// Key id.
+    pub id: Uuid,
+    /// Label.
+    pub name: String,
+    /// The user it acts as.
+    pub user_id: Uuid,
+    /// The first characters, to recognise it.
+    pub prefix: String,
+    /// Granted scopes.
+    pub scopes: Vec<Scope>,
+    /// Expiry.
+    pub expires_at: Option<Timestamp>,
+    /// Revocation time.
+    pub revoked_at: Option<Timestamp>,
+    /// Creation time.
+    pub created_at: Timestamp,
+}
+
+/// The answer to a key creation: the only time the plaintext key is shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ApiKeyCreated {
+    /// The key's record.
+    #[serde(flatten)]
+    pub api_key: ApiKey,
+    /// `wm_live_` + 32 base62 characters. Store it now: only its hash is kept.
+    pub key: String,
+}
+
+/// `POST /admin/organizations/{orgId}/lifecycle-stages`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateLifecycleStage {
+    /// Name.
+    pub name: String,
+    /// Position.
+    pub order: i32,
+    /// Category.
+    pub category: StageCategory,
+}
+
+/// `POST /admin/organizations/{orgId}/channels`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateChannel {
+    /// Channel type.
+    #[serde(rename = "type")]
+    pub channel_type: ChannelType,
+}
+
+/// A channel of the organisation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Channel {
+    /// Channel id.
+    pub id: Uuid,
+    /// Type.
+    #[serde(rename = "type")]
+    pub channel_type: ChannelType,
+    /// Whether it is active.
+    pub active: bool,
+    /// Creation time.
+    pub created_at: Timestamp,
+}
+
+/// `POST /admin/organizations/{orgId}/deals`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateDeal {
+    /// The contact.
+    pub contact_id: Uuid,
+    /// Title.
+    pub title: String,
+    /// Value.
+    pub value: Money,
+}
+
+/// `PATCH /admin/organizations/{orgId}/deals/{id}`: closing a deal unblocks deletion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateDeal {
+    /// New status.
+    pub status: DealStatus,
+}
+
+/// A deal with a contact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Deal {
+    /// Deal id.
+    pub id: Uuid,
+    /// The contact.
+    pub contact_id: Uuid,
+    /// Title.
+    pub title: String,
+    /// Value.
+    pub value: Money,
+    /// Status.
+    pub status: DealStatus,
+    /// Creation time.
+    pub created_at: Timestamp,
+}

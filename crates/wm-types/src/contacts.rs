@@ -1,0 +1,595 @@
+//! Contacts, their identities, notes and timeline, and the requests that change them.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use uuid::Uuid;
+
+use crate::common::{Money, PageMeta, Timestamp, double_option};
+use crate::enums::{ChannelType, ConsentHow, ContactSource, ConversationStatus, RecipientStatus};
+
+/// `{id, name, order}` of the contact's lifecycle stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StageRef {
+    /// Stage id.
+    pub id: Uuid,
+    /// Stage name.
+    pub name: String,
+    /// Position in the funnel.
+    pub order: i32,
+}
+
+/// `{id, fullName, email}` of a user (a contact's owner, a conversation's assignee).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserRef {
+    /// User id.
+    pub id: Uuid,
+    /// Display name.
+    pub full_name: String,
+    /// E-mail address.
+    pub email: String,
+}
+
+/// Consent to be messaged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Consent {
+    /// Whether consent was given.
+    pub given: bool,
+    /// When it was given or withdrawn.
+    #[serde(default)]
+    pub at: Option<Timestamp>,
+    /// How it was obtained.
+    #[serde(default)]
+    pub how: Option<ConsentHow>,
+}
+
+/// One channel identity as embedded in a contact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IdentityRef {
+    /// Identity id.
+    pub id: Uuid,
+    /// The channel's type.
+    pub channel_type: ChannelType,
+    /// The contact's id on that channel (a phone without `+`, a username, an address).
+    pub external_id: String,
+}
+
+/// `{id, status, channelType, updatedAt}` of the contact's latest conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LastConversation {
+    /// Conversation id.
+    pub id: Uuid,
+    /// Its status.
+    pub status: ConversationStatus,
+    /// Its channel's type.
+    pub channel_type: ChannelType,
+    /// Last activity.
+    pub updated_at: Timestamp,
+}
+
+/// An open deal shown on the contact detail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenDeal {
+    /// Deal id.
+    pub id: Uuid,
+    /// Title.
+    pub title: String,
+    /// Value in the organisation's currency.
+    pub value: Money,
+    /// Creation time.
+    pub created_at: Timestamp,
+}
+
+/// A contact. `organizationId` is omitted in list items, `lastConversation` appears only in
+/// list items and `openDeals` only on the detail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Contact {
+    /// Contact id.
+    pub id: Uuid,
+    /// Owning organisation (create, get and update only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub organization_id: Option<Uuid>,
+    /// Name, max 160.
+    pub full_name: Option<String>,
+    /// `+` and 6–15 digits; unique per organisation.
+    pub primary_phone: Option<String>,
+    /// E-mail address.
+    pub primary_email: Option<String>,
+    /// Company, max 160.
+    pub company: Option<String>,
+    /// Two-letter country.
+    pub country: Option<String>,
+    /// Where the contact came from.
+    pub source: ContactSource,
+    /// Lifecycle stage id.
+    pub lifecycle_stage_id: Option<Uuid>,
+    /// Lifecycle stage.
+    pub lifecycle_stage: Option<StageRef>,
+    /// Owner id.
+    pub owner_id: Option<Uuid>,
+    /// Owner.
+    pub owner: Option<UserRef>,
+    /// True withdraws the contact from messaging.
+    pub opted_out: bool,
+    /// Consent status.
+    pub consent: Consent,
+    /// Tags, at most 50.
+    pub tags: Vec<String>,
+    /// Channel identities.
+    pub identities: Vec<IdentityRef>,
+    /// Latest conversation (list items only).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
+    #[schemars(with = "Option<LastConversation>")]
+    pub last_conversation: Option<Option<LastConversation>>,
+    /// Open deals (detail only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_deals: Option<Vec<OpenDeal>>,
+    /// Creation time.
+    pub created_at: Timestamp,
+    /// Last change.
+    pub updated_at: Timestamp,
+}
+
+/// Consent as sent in a request.
+pub type ConsentInput = Consent;
+
+/// `POST /contacts`. No field is required.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateContact {
+    /// Name, max 160.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_name: Option<String>,
+    /// International format, max 32.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary_phone: Option<String>,
+    /// E-mail address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary_email: Option<String>,
+    /// Company, max 160.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub company: Option<String>,
+    /// Country, max 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+    /// Source, default MANUAL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<ContactSource>,
+    /// A stage of the organisation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle_stage_id: Option<Uuid>,
+    /// A user of the organisation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<Uuid>,
+    /// Withdrawn from messaging.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opted_out: Option<bool>,
+    /// Consent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<ConsentInput>,
+    /// Tags, max 50.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    /// First internal note, max 4000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// `PATCH /contacts/{id}`: only sent fields change; `null` clears a nullable field.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateContact {
+    /// Name.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[schemars(with = "Option<String>")]
+    pub full_name: Option<Option<String>>,
+    /// Phone.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[schemars(with = "Option<String>")]
+    pub primary_phone: Option<Option<String>>,
+    /// E-mail.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[schemars(with = "Option<String>")]
+    pub primary_email: Option<Option<String>>,
+    /// Company.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[schemars(with = "Option<String>")]
+    pub company: Option<Option<String>>,
+    /// Country.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[schemars(with = "Option<String>")]
+    pub country: Option<Option<String>>,
+    /// Source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<ContactSource>,
+    /// Stage; null removes it.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[schemars(with = "Option<Uuid>")]
+    pub lifecycle_stage_id: Option<Option<Uuid>>,
+    /// Owner; null removes it.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[schemars(with = "Option<Uuid>")]
+    pub owner_id: Option<Option<Uuid>>,
+    /// Withdrawn from messaging.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opted_out: Option<bool>,
+    /// Consent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<ConsentInput>,
+    /// Tags (replaces the list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+}
+
+/// `POST /contacts/bulk`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BulkUpdateContacts {
+    /// Contacts to change, max 500.
+    pub ids: Vec<Uuid>,
+    /// Stage to move them to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle_stage_id: Option<Uuid>,
+    /// Tags to add, max 20.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub add_tags: Option<Vec<String>>,
+    /// Owner; null removes it.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[schemars(with = "Option<Uuid>")]
+    pub owner_id: Option<Option<Uuid>>,
+}
+
+/// `{updated, skipped}` of a bulk update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BulkResult {
+    /// Contacts of the organisation that were processed.
+    pub updated: u64,
+    /// Ids that are not the organisation's.
+    pub skipped: u64,
+}
+
+/// `POST /contacts/{id}/identities`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateIdentity {
+    /// An active channel type of the organisation.
+    pub channel_type: ChannelType,
+    /// The id on that channel.
+    pub external_id: String,
+}
+
+/// `{id, type}` of a channel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChannelRef {
+    /// Channel id.
+    pub id: Uuid,
+    /// Channel type.
+    #[serde(rename = "type")]
+    pub channel_type: ChannelType,
+}
+
+/// A channel identity as returned on creation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Identity {
+    /// Identity id.
+    pub id: Uuid,
+    /// The contact it points to.
+    pub contact_id: Uuid,
+    /// The channel.
+    pub channel_id: Uuid,
+    /// The channel.
+    pub channel: ChannelRef,
+    /// The id on that channel.
+    pub external_id: String,
+}
+
+/// `POST /contacts/{id}/notes`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateNote {
+    /// The text, at least 1 character.
+    pub body: String,
+}
+
+/// `{id, fullName}` of a note's author.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorRef {
+    /// User id.
+    pub id: Uuid,
+    /// Display name.
+    pub full_name: String,
+}
+
+/// An internal note on a contact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Note {
+    /// Note id.
+    pub id: Uuid,
+    /// The contact.
+    pub contact_id: Uuid,
+    /// The user who wrote it (the API key's user).
+    pub author_id: Uuid,
+    /// The author.
+    pub author: AuthorRef,
+    /// The text.
+    pub body: String,
+    /// Creation time.
+    pub created_at: Timestamp,
+}
+
+/// `{id, name}` of a campaign in a timeline entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CampaignRef {
+    /// Campaign id.
+    pub id: Uuid,
+    /// Campaign name.
+    pub name: String,
+}
+
+/// `{id, channelType, status}` of a conversation in a timeline entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationRef {
+    /// Conversation id.
+    pub id: Uuid,
+    /// Its channel's type.
+    pub channel_type: ChannelType,
+    /// Its status.
+    pub status: ConversationStatus,
+}
+
+/// What happened, with the fields of its kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum TimelineKind {
+    /// The contact was created.
+    Created {
+        /// Its source.
+        source: ContactSource,
+    },
+    /// The contact moved between lifecycle stages.
+    Stage {
+        /// Who moved it.
+        by: String,
+        /// Previous stage name.
+        from: Option<String>,
+        /// New stage name.
+        to: Option<String>,
+        /// True when done by `/contacts/bulk`.
+        bulk: bool,
+    },
+    /// A note was written.
+    Note {
+        /// The author's name.
+        author: String,
+        /// The text.
+        body: String,
+    },
+    /// The contact was a campaign recipient.
+    #[serde(rename_all = "camelCase")]
+    Campaign {
+        /// The campaign.
+        campaign: CampaignRef,
+        /// The recipient's status.
+        status: RecipientStatus,
+        /// When sent.
+        sent_at: Option<Timestamp>,
+        /// When delivered.
+        delivered_at: Option<Timestamp>,
+        /// When read.
+        read_at: Option<Timestamp>,
+        /// When it failed.
+        failed_at: Option<Timestamp>,
+        /// Why it failed.
+        error_message: Option<String>,
+    },
+    /// A conversation with the contact.
+    Conversation {
+        /// The conversation.
+        conversation: ConversationRef,
+    },
+}
+
+/// One entry of a contact's timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TimelineEntry {
+    /// Entry id.
+    pub id: Uuid,
+    /// When it happened.
+    pub at: Timestamp,
+    /// The kind and its fields (`type` on the wire).
+    #[serde(flatten)]
+    pub kind: TimelineKind,
+}
+
+/// Tabs of the contact list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ContactTab {
+    /// Everyone.
+    #[default]
+    All,
+    /// Stage category LEAD or no stage.
+    Leads,
+    /// Stage category IN_PROGRESS.
+    InProgress,
+    /// Stage category CUSTOMER.
+    Customers,
+    /// Stage category INACTIVE.
+    Inactive,
+    /// No consent given.
+    NoConsent,
+}
+
+/// The `ownerId` filter: a user or `none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[schemars(with = "String")]
+pub enum OwnerFilter {
+    /// Contacts without owner.
+    Unowned,
+    /// Contacts of that owner.
+    User(Uuid),
+}
+
+impl Serialize for OwnerFilter {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            OwnerFilter::Unowned => s.serialize_str("none"),
+            OwnerFilter::User(id) => s.collect_str(id),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for OwnerFilter {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s == "none" {
+            return Ok(OwnerFilter::Unowned);
+        }
+        Uuid::parse_str(&s)
+            .map(OwnerFilter::User)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// `GET /contacts` query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListContactsQuery {
+    /// Tab, default all.
+    #[serde(default)]
+    pub tab: Option<ContactTab>,
+    /// Stage filter.
+    #[serde(default)]
+    pub lifecycle_stage_id: Option<Uuid>,
+    /// `none` or a user id.
+    #[serde(default)]
+    pub owner_id: Option<OwnerFilter>,
+    /// Source filter.
+    #[serde(default)]
+    pub source: Option<ContactSource>,
+    /// Contacts with an identity of that channel type.
+    #[serde(default)]
+    pub channel_type: Option<ChannelType>,
+    /// Tag (case-insensitive), max 60.
+    #[serde(default)]
+    pub tag: Option<String>,
+    /// Substring of name, phone, e-mail or company, max 120.
+    #[serde(default)]
+    pub q: Option<String>,
+    /// Same as `q`.
+    #[serde(default)]
+    pub search: Option<String>,
+    /// Created in the last 7, 30 or 90 days.
+    #[serde(default)]
+    pub days: Option<u32>,
+    /// At most 500 ids (`ids=a,b` or repeated).
+    #[serde(default)]
+    pub ids: Option<Vec<Uuid>>,
+    /// Page, default 1.
+    #[serde(default)]
+    pub page: Option<u64>,
+    /// Page size, 1–100, default 20.
+    #[serde(default)]
+    pub page_size: Option<u64>,
+}
+
+/// Counts per tab, under the other filters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ContactTabs {
+    /// All.
+    pub all: u64,
+    /// Leads.
+    pub leads: u64,
+    /// In progress.
+    pub in_progress: u64,
+    /// Customers.
+    pub customers: u64,
+    /// Inactive.
+    pub inactive: u64,
+    /// Without consent.
+    pub no_consent: u64,
+}
+
+/// Organisation-wide figures over the last `days` days.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContactSummary {
+    /// Period length (the `days` filter, 30 by default).
+    pub days: u32,
+    /// Contacts of the organisation.
+    pub total: u64,
+    /// Created in the period.
+    pub new_in_period: u64,
+    /// Consent given.
+    pub with_consent: u64,
+    /// Consent not given.
+    pub without_consent: u64,
+    /// withConsent / total × 100, one decimal.
+    pub consent_pct: f64,
+    /// Leads created in the period.
+    pub leads_new: u64,
+    /// Contacts in an IN_PROGRESS stage.
+    pub leads_in_progress: u64,
+    /// Contacts in a CUSTOMER stage.
+    pub customers: u64,
+    /// Contacts that entered a CUSTOMER stage in the period.
+    pub customers_new_in_period: u64,
+    /// Every tag in use, sorted.
+    pub tags: Vec<String>,
+}
+
+/// `GET /contacts` response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ContactList {
+    /// Contacts of this page, newest first.
+    pub data: Vec<Contact>,
+    /// Pagination.
+    pub meta: PageMeta,
+    /// Counts per tab.
+    pub tabs: ContactTabs,
+    /// Figures.
+    pub summary: ContactSummary,
+}
+
+/// Timeline filter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TimelineFilter {
+    /// Every entry.
+    #[default]
+    All,
+    /// Conversation entries.
+    Conversations,
+    /// Campaign entries.
+    Campaigns,
+    /// Note entries.
+    Notes,
+}
+
+/// `GET /contacts/{id}/timeline` query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TimelineQuery {
+    /// Page, default 1.
+    #[serde(default)]
+    pub page: Option<u64>,
+    /// Page size, 1–100, default 20.
+    #[serde(default)]
+    pub page_size: Option<u64>,
+    /// Entry type filter.
+    #[serde(default, rename = "type")]
+    pub entry_type: Option<TimelineFilter>,
+}

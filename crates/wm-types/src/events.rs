@@ -1,0 +1,101 @@
+//! Webhook events: the envelope every delivery carries and the payloads of each kind.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::common::{Timestamp, double_option};
+
+wire_enum!(
+    /// An event kind a webhook can subscribe to.
+    EventKind {
+        ContactCreated = "contact.created",
+        ContactUpdated = "contact.updated",
+        ContactStageChanged = "contact.stage_changed",
+        CampaignFinished = "campaign.finished",
+        CampaignReplied = "campaign.replied",
+        ConversationOpened = "conversation.opened",
+        ConversationAssigned = "conversation.assigned",
+        ConversationClosed = "conversation.closed",
+        MessageReceived = "message.received",
+        MessageSent = "message.sent",
+        AutomationRun = "automation.run",
+        BotHandoff = "bot.handoff",
+        BotMessage = "bot.message",
+    }
+);
+
+impl EventKind {
+    /// Whether the service emits this kind yet; the others are "coming soon" and may be
+    /// subscribed to in advance.
+    pub fn is_active(&self) -> bool {
+        matches!(
+            self,
+            EventKind::ContactCreated
+                | EventKind::ContactUpdated
+                | EventKind::ContactStageChanged
+                | EventKind::CampaignFinished
+        )
+    }
+}
+
+/// The body of every delivery: `{id, event, createdAt, data}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Event<T = serde_json::Value> {
+    /// Delivery id; equals the `X-WM-Delivery` header. Process each id once.
+    pub id: Uuid,
+    /// Event kind.
+    pub event: EventKind,
+    /// When the change happened.
+    pub created_at: Timestamp,
+    /// The kind's payload.
+    pub data: T,
+}
+
+/// Payload of `contact.created`, `contact.updated` and `contact.stage_changed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContactEventData {
+    /// Organisation.
+    pub organization_id: Uuid,
+    /// Contact; fetch `GET /contacts/{contactId}` for the full record.
+    pub contact_id: Uuid,
+    /// Name.
+    pub full_name: Option<String>,
+    /// Phone.
+    pub primary_phone: Option<String>,
+    /// E-mail.
+    pub primary_email: Option<String>,
+    /// Stage name.
+    pub lifecycle_stage: Option<String>,
+    /// Names of the fields that changed (`contact.updated`, `contact.stage_changed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_fields: Option<Vec<String>>,
+    /// Stage name before the change (`contact.stage_changed`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub previous_stage: Option<Option<String>>,
+}
+
+/// Payload of `campaign.finished`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignFinishedData {
+    /// Organisation.
+    pub organization_id: Uuid,
+    /// Campaign.
+    pub campaign_id: Uuid,
+    /// Its name.
+    pub name: String,
+    /// Its status (COMPLETED).
+    pub status: String,
+    /// Recipients sent.
+    pub sent: u64,
+    /// Recipients failed.
+    pub failed: u64,
+}

@@ -1,0 +1,29 @@
+//! Wire types of the wm API v1.
+//!
+//! Every JSON body the API reads or writes is a type here, separate from any database
+//! entity, so the server, the client and webhook receivers share one definition.
+//!
+//! - [`common`]: timestamps, money, the pagination envelope and the two error bodies.
+//! - [`enums`]: the spec's enumerations, tolerant of values added later.
+//! - [`contacts`]: contacts, identities, notes, the timeline and their requests.
+//! - [`lookups`]: lifecycle stages and users.
+//! - [`admin`]: the operator API (organisations, users, keys, stages, channels, deals).
+//! - [`events`]: webhook event envelopes and payloads.
+//!
+//! ```
+//! use wm_types::contacts::CreateContact;
+//! let body: CreateContact = serde_json::from_str(r#"{"fullName":"Ana"}"#).unwrap();
+//! assert_eq!(body.full_name.as_deref(), Some("Ana"));
+//! ```
+
+#[macro_use]
+mod macros;
+
+pub mod admin;
+pub mod common;
+pub mod contacts;
+pub mod enums;
+pub mod events;
+pub mod lookups;
+
+pub use common::{Money, Page, PageMeta, Timestamp};
