@@ -70,7 +70,11 @@ log() { echo "==> $*"; }
 
 TMP="$(mktemp -d /tmp/wm-bench.XXXXXX)"
 SERVER_PID=""
+WRK_PID=""
 cleanup() {
+    if [[ -n "$WRK_PID" ]]; then
+        kill "$WRK_PID" 2>/dev/null || true
+    fi
     if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
         kill "$SERVER_PID" 2>/dev/null || true
         for _ in $(seq 50); do
@@ -94,12 +98,14 @@ ensure_wrk() {
     log "installing wrk (Debian package)"
     local sudo=()
     [[ "$(id -u)" == 0 ]] || sudo=(sudo)
-    "${sudo[@]}" apt-get update -qq >/dev/null
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk </dev/null >/dev/null
-    command -v wrk >/dev/null 2>&1 || {
-        echo "wrk is still missing after apt-get install" >&2
+    local aptlog="$TMP/apt.log"
+    if ! { "${sudo[@]}" apt-get update -qq &&
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk </dev/null; } >"$aptlog" 2>&1 ||
+        ! command -v wrk >/dev/null 2>&1; then
+        tail -n 20 "$aptlog" >&2
+        echo "could not install wrk with apt-get" >&2
         exit 1
-    }
+    fi
 }
 ensure_wrk
 for tool in python3 curl; do
@@ -333,6 +339,7 @@ keys, contacts, phones = set(), {}, set()
 
 class H(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
     def log_message(self, *a): pass
     def send(self, status, doc):
         b = json.dumps(doc).encode()
@@ -386,6 +393,7 @@ class H(BaseHTTPRequestHandler):
         return self.send(404, {"error": "not found"})
 
 ThreadingHTTPServer.daemon_threads = True
+ThreadingHTTPServer.handle_error = lambda *a: None  # clients hanging up at the end
 ThreadingHTTPServer((host, int(port)), H).serve_forever()
 PY
 
@@ -470,9 +478,12 @@ POST_FIRST_ERROR=""
 run_wrk() { # label mode path
     local label="$1" mode="$2" path="$3" out="$TMP/wrk-$2.txt"
     log "wrk: $label (${DURATION}, $CONNECTIONS connections, $THREADS threads)"
-    if ! WM_BENCH_MODE="$mode" WM_BENCH_IDS_FILE="$TMP/ids.txt" WM_BENCH_THREADS="$THREADS" \
+    # In the background so that a signal reaches the traps at once.
+    WM_BENCH_MODE="$mode" WM_BENCH_IDS_FILE="$TMP/ids.txt" WM_BENCH_THREADS="$THREADS" \
         wrk -t "$THREADS" -c "$CONNECTIONS" -d "$DURATION" --timeout "$TIMEOUT" --latency \
-        -H "Authorization: Bearer $KEY" -s "$TMP/bench.lua" "$BASE$path" >"$out" 2>&1; then
+        -H "Authorization: Bearer $KEY" -s "$TMP/bench.lua" "$BASE$path" >"$out" 2>&1 &
+    WRK_PID=$!
+    if ! wait "$WRK_PID"; then
         cat "$out" >&2
         echo "wrk failed" >&2
         exit 1
@@ -530,7 +541,11 @@ fi
     echo "wm load benchmark - $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
     echo "server:      $SERVER_DESC"
     echo "commit:      $COMMIT"
-    echo "database:    SQLite (fresh file), $(cat "$TMP/seed.txt")"
+    if [[ $SELFTEST == 1 ]]; then
+        echo "database:    none (stand-in keeps contacts in memory), $(cat "$TMP/seed.txt")"
+    else
+        echo "database:    SQLite (fresh file), $(cat "$TMP/seed.txt")"
+    fi
     echo "load:        wrk, $THREADS threads, $CONNECTIONS connections, $DURATION per run, timeout $TIMEOUT"
     echo "machine:     $(nproc) cores, shared by wrk and the server; 127.0.0.1"
     echo "rate limit:  WM_RATE_LIMIT_PER_MINUTE=$RATE_LIMIT_PER_MINUTE (per-key limit of 600/min lifted)"

@@ -27,14 +27,21 @@ schema!(
     ORG,
     Schema::new()
         .required("name", string_len(1, 160))
-        .optional("currency", Kind::Custom(|v| match v.as_str() {
-            Some(s) if s.len() == 3 && s.bytes().all(|b| b.is_ascii_uppercase()) => None,
-            _ => Some("must be a 3-letter ISO 4217 code".to_owned()),
-        }))
-        .optional("timezone", Kind::Custom(|v| match v.as_str() {
-            Some(s) if crate::time::is_timezone(s) => None,
-            _ => Some("must be an IANA time zone such as UTC or America/Mexico_City".to_owned()),
-        }))
+        .optional(
+            "currency",
+            Kind::Custom(|v| match v.as_str() {
+                Some(s) if s.len() == 3 && s.bytes().all(|b| b.is_ascii_uppercase()) => None,
+                _ => Some("must be a 3-letter ISO 4217 code".to_owned()),
+            })
+        )
+        .optional(
+            "timezone",
+            Kind::Custom(|v| match v.as_str() {
+                Some(s) if crate::time::is_timezone(s) => None,
+                _ =>
+                    Some("must be an IANA time zone such as UTC or America/Mexico_City".to_owned()),
+            })
+        )
         .optional("includedUtilityMessages", int(Some(0), Some(10_000_000)))
 );
 schema!(
@@ -50,11 +57,14 @@ schema!(
     Schema::new()
         .required("name", string_len(1, 120))
         .required("userId", Kind::Uuid)
-        .required("scopes", Kind::Array {
-            item: Box::new(one_of(&Scope::wire_values())),
-            min: Some(1),
-            max: Some(Scope::ALL.len() * 2),
-        })
+        .required(
+            "scopes",
+            Kind::Array {
+                item: Box::new(one_of(&Scope::wire_values())),
+                min: Some(1),
+                max: Some(Scope::ALL.len() * 2),
+            }
+        )
         .optional("expiresAt", Kind::DateTime)
 );
 schema!(
@@ -76,7 +86,13 @@ schema!(
     Schema::new()
         .required("contactId", Kind::Uuid)
         .required("title", string_len(1, 200))
-        .required("value", Kind::Number { min: Some(0.0), max: Some(1e12) })
+        .required(
+            "value",
+            Kind::Number {
+                min: Some(0.0),
+                max: Some(1e12)
+            }
+        )
 );
 schema!(
     UpdateDeal,

@@ -40,9 +40,9 @@ fn consent_schema() -> Schema {
 
 fn phone_kind() -> Kind {
     Kind::Custom(|v| match v.as_str() {
-        Some(s) if s.chars().count() > MAX_PHONE => {
-            Some(format!("must be shorter than or equal to {MAX_PHONE} characters"))
-        }
+        Some(s) if s.chars().count() > MAX_PHONE => Some(format!(
+            "must be shorter than or equal to {MAX_PHONE} characters"
+        )),
         Some(s) if Phone::parse(s).is_ok() => None,
         _ => Some(
             "must be a phone number in international format (+ followed by 6 to 15 digits)"
@@ -72,7 +72,11 @@ fn contact_fields(patch: bool) -> Schema {
     let s = opt(s, "source", one_of(&ContactSource::wire_values()));
     let s = opt(s, "optedOut", Kind::Bool);
     let s = opt(s, "consent", object(consent_schema()));
-    opt(s, "tags", array(string_max(crate::tags::MAX_TAG_LEN), Some(MAX_TAGS)))
+    opt(
+        s,
+        "tags",
+        array(string_max(crate::tags::MAX_TAG_LEN), Some(MAX_TAGS)),
+    )
 }
 
 static CREATE: LazyLock<Schema> =
@@ -107,7 +111,14 @@ static LIST: LazyLock<Schema> = LazyLock::new(|| {
     with_paging(Schema::new())
         .optional(
             "tab",
-            one_of(&["all", "leads", "in_progress", "customers", "inactive", "no_consent"]),
+            one_of(&[
+                "all",
+                "leads",
+                "in_progress",
+                "customers",
+                "inactive",
+                "no_consent",
+            ]),
         )
         .optional("lifecycleStageId", Kind::Uuid)
         .optional(
@@ -292,7 +303,10 @@ pub fn changed_fields(a: &ContactFields, b: &ContactFields) -> Vec<&'static str>
     check(a.company != b.company, "company");
     check(a.country != b.country, "country");
     check(a.source != b.source, "source");
-    check(a.lifecycle_stage_id != b.lifecycle_stage_id, "lifecycleStageId");
+    check(
+        a.lifecycle_stage_id != b.lifecycle_stage_id,
+        "lifecycleStageId",
+    );
     check(a.owner_id != b.owner_id, "ownerId");
     check(a.opted_out != b.opted_out, "optedOut");
     check(a.consent != b.consent, "consent");
@@ -340,7 +354,9 @@ pub fn normalize_external_id(channel: ChannelType, raw: &str) -> Result<String, 
         }
         _ => {
             if raw.is_empty() || raw.chars().any(char::is_whitespace) {
-                Err(format!("externalId must be a handle without spaces for {channel}"))
+                Err(format!(
+                    "externalId must be a handle without spaces for {channel}"
+                ))
             } else {
                 Ok(raw.to_owned())
             }
@@ -383,11 +399,13 @@ mod tests {
             assert!(e.contains(&m.to_owned()), "missing {m:?} in {e:?}");
         }
         assert!(e.iter().any(|m| m.starts_with("source must be one of the following values: OTHER, MANUAL")));
-        assert!(create(json!({
-            "fullName": "x".repeat(160), "country": "MX", "tags": vec!["t"; 50],
-            "note": "n".repeat(4000), "primaryPhone": "+52 55 1234 5678"
-        }))
-        .is_ok());
+        assert!(
+            create(json!({
+                "fullName": "x".repeat(160), "country": "MX", "tags": vec!["t"; 50],
+                "note": "n".repeat(4000), "primaryPhone": "+52 55 1234 5678"
+            }))
+            .is_ok()
+        );
     }
 
     #[test]
@@ -408,7 +426,8 @@ mod tests {
 
     #[test]
     fn update_reports_only_real_changes() {
-        let current = new_contact(create(json!({"fullName": "Ana", "tags": ["a"]})).unwrap()).unwrap();
+        let current =
+            new_contact(create(json!({"fullName": "Ana", "tags": ["a"]})).unwrap()).unwrap();
         let patch: UpdateContact = crate::validate::parse_value(
             UpdateContact::schema(),
             json!({"fullName": "Ana", "company": "Acme", "tags": ["A"], "ownerId": null}),
@@ -426,7 +445,14 @@ mod tests {
             json!({"optedOut": null, "tags": null}),
         )
         .unwrap_err();
-        assert_eq!(e, vec!["optedOut must be a boolean value", "tags must contain no more than 50 elements", "tags must be an array"]);
+        assert_eq!(
+            e,
+            vec![
+                "optedOut must be a boolean value",
+                "tags must contain no more than 50 elements",
+                "tags must be an array"
+            ]
+        );
     }
 
     #[test]
@@ -441,7 +467,10 @@ mod tests {
             "ana@example.com"
         );
         assert!(normalize_external_id(ChannelType::Email, "ana").is_err());
-        assert_eq!(normalize_external_id(ChannelType::SocialAppA, " @ana ").unwrap(), "@ana");
+        assert_eq!(
+            normalize_external_id(ChannelType::SocialAppA, " @ana ").unwrap(),
+            "@ana"
+        );
         assert!(normalize_external_id(ChannelType::SocialAppA, "a b").is_err());
     }
 
@@ -456,15 +485,22 @@ mod tests {
         let q: ListContactsQuery = crate::validate::parse_value(s, s.query_value(&pairs)).unwrap();
         assert_eq!(q.days, Some(30));
         let pairs: Vec<(String, String)> = vec![
-            ("ownerId".into(), "67E55044-10B1-426F-9247-BB680E5FE0C8".into()),
+            (
+                "ownerId".into(),
+                "67E55044-10B1-426F-9247-BB680E5FE0C8".into(),
+            ),
             ("days".into(), "31".into()),
             ("tab".into(), "vip".into()),
         ];
-        let e = crate::validate::parse_value::<ListContactsQuery>(s, s.query_value(&pairs)).unwrap_err();
-        assert_eq!(e, vec![
-            "tab must be one of the following values: all, leads, in_progress, customers, inactive, no_consent",
-            "ownerId must be the word none or a lowercase UUID",
-            "days must be one of the following values: 7, 30, 90",
-        ]);
+        let e = crate::validate::parse_value::<ListContactsQuery>(s, s.query_value(&pairs))
+            .unwrap_err();
+        assert_eq!(
+            e,
+            vec![
+                "tab must be one of the following values: all, leads, in_progress, customers, inactive, no_consent",
+                "ownerId must be the word none or a lowercase UUID",
+                "days must be one of the following values: 7, 30, 90",
+            ]
+        );
     }
 }

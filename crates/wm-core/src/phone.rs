@@ -64,7 +64,10 @@ mod tests {
         let p = Phone::parse(" +52 (55) 1234-5678 ").unwrap();
         assert_eq!(p.as_str(), "+525512345678");
         assert_eq!(p.digits(), "525512345678");
-        assert_eq!(Phone::parse("+1.415.555.0100").unwrap().as_str(), "+14155550100");
+        assert_eq!(
+            Phone::parse("+1.415.555.0100").unwrap().as_str(),
+            "+14155550100"
+        );
     }
 
     #[test]

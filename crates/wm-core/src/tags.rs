@@ -17,17 +17,26 @@ pub fn normalize_tags<S: AsRef<str>>(field: &str, raw: &[S]) -> Result<Vec<Strin
         let t = t.as_ref().trim();
         let len = t.chars().count();
         if len == 0 {
-            push_once(&mut errors, format!("each value in {field} should not be empty"));
+            push_once(
+                &mut errors,
+                format!("each value in {field} should not be empty"),
+            );
         } else if len > MAX_TAG_LEN {
             push_once(
                 &mut errors,
-                format!("each value in {field} must be shorter than or equal to {MAX_TAG_LEN} characters"),
+                format!(
+                    "each value in {field} must be shorter than or equal to {MAX_TAG_LEN} characters"
+                ),
             );
         } else if !out.iter().any(|o| tag_key(o) == tag_key(t)) {
             out.push(t.to_owned());
         }
     }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
 }
 
 /// Adds `extra` tags after `current`, keeping the first spelling of each.

@@ -68,7 +68,9 @@ mod tests {
             "2026-11-21T00:00:00.000Z"
         );
         assert_eq!(
-            parse_iso8601("2026-11-21T10:00:00.5+02:00").unwrap().to_string(),
+            parse_iso8601("2026-11-21T10:00:00.5+02:00")
+                .unwrap()
+                .to_string(),
             "2026-11-21T08:00:00.500Z"
         );
         assert!(parse_iso8601("21/11/2026").is_none());

@@ -228,16 +228,24 @@ fn coerce_query(kind: Option<&Kind>, raw: &str) -> Value {
 /// wrong type (class-validator reports them all in that case).
 fn all_messages(kind: &Kind, path: &str) -> Vec<String> {
     match kind {
-        Kind::Str { min, max, not_blank } => {
+        Kind::Str {
+            min,
+            max,
+            not_blank,
+        } => {
             let mut m = Vec::new();
             if *not_blank {
                 m.push(format!("{path} should not be empty"));
             }
             if let Some(n) = min {
-                m.push(format!("{path} must be longer than or equal to {n} characters"));
+                m.push(format!(
+                    "{path} must be longer than or equal to {n} characters"
+                ));
             }
             if let Some(n) = max {
-                m.push(format!("{path} must be shorter than or equal to {n} characters"));
+                m.push(format!(
+                    "{path} must be shorter than or equal to {n} characters"
+                ));
             }
             m.push(format!("{path} must be a string"));
             m
@@ -334,12 +342,16 @@ fn check_value(kind: &Kind, value: &mut Value, path: &str, errors: &mut Vec<Stri
             if let Some(n) = min
                 && len < *n
             {
-                errors.push(format!("{path} must be longer than or equal to {n} characters"));
+                errors.push(format!(
+                    "{path} must be longer than or equal to {n} characters"
+                ));
             }
             if let Some(n) = max
                 && len > *n
             {
-                errors.push(format!("{path} must be shorter than or equal to {n} characters"));
+                errors.push(format!(
+                    "{path} must be shorter than or equal to {n} characters"
+                ));
             }
         }
         Kind::Email => {
@@ -390,7 +402,10 @@ fn check_value(kind: &Kind, value: &mut Value, path: &str, errors: &mut Vec<Stri
             }
         }
         Kind::OneOf(values) => {
-            if !value.as_str().is_some_and(|s| values.iter().any(|v| v == s)) {
+            if !value
+                .as_str()
+                .is_some_and(|s| values.iter().any(|v| v == s))
+            {
                 errors.push(type_message(kind, path));
             }
         }
@@ -468,7 +483,10 @@ pub fn is_uuid(s: &str) -> bool {
 }
 
 /// Validates a JSON value and deserialises it into `T`.
-pub fn parse_value<T: DeserializeOwned>(schema: &Schema, mut value: Value) -> Result<T, Vec<String>> {
+pub fn parse_value<T: DeserializeOwned>(
+    schema: &Schema,
+    mut value: Value,
+) -> Result<T, Vec<String>> {
     schema.check(&mut value)?;
     serde_json::from_value(value).map_err(|e| vec![e.to_string()])
 }
@@ -560,7 +578,10 @@ mod tests {
             .optional("stageId", Kind::Uuid)
             .optional("tags", array(string_max(3), Some(2)))
             .optional("when", Kind::DateTime)
-            .optional("consent", object(Schema::new().required("given", Kind::Bool)))
+            .optional(
+                "consent",
+                object(Schema::new().required("given", Kind::Bool)),
+            )
     }
 
     fn errors(v: Value) -> Vec<String> {
@@ -581,14 +602,19 @@ mod tests {
             "fullName": "x".repeat(161), "email": "nope", "stageId": "123",
             "tags": ["a", "long", 5], "foo": 1, "consent": {"given": "yes", "bar": 1}
         }));
-        assert!(e.contains(&"property foo should not exist".to_owned()), "{e:?}");
+        assert!(
+            e.contains(&"property foo should not exist".to_owned()),
+            "{e:?}"
+        );
         assert!(e.contains(&"fullName must be shorter than or equal to 160 characters".to_owned()));
         assert!(e.contains(&"name must be longer than or equal to 2 characters".to_owned()));
         assert!(e.contains(&"name must be a string".to_owned()));
         assert!(e.contains(&"email must be an email".to_owned()));
         assert!(e.contains(&"stageId must be a UUID".to_owned()));
         assert!(e.contains(&"tags must contain no more than 2 elements".to_owned()));
-        assert!(e.contains(&"each value in tags must be shorter than or equal to 3 characters".to_owned()));
+        assert!(e.contains(
+            &"each value in tags must be shorter than or equal to 3 characters".to_owned()
+        ));
         assert!(e.contains(&"each value in tags must be a string".to_owned()));
         assert!(e.contains(&"consent.given must be a boolean value".to_owned()));
         assert!(e.contains(&"property consent.bar should not exist".to_owned()));
@@ -607,7 +633,9 @@ mod tests {
             .list_param("ids")
             .optional("q", string_max(5));
         let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
-            v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
         };
         let v = s.query_value(&pairs(&[("page", "2"), ("ids", "a,b"), ("ids", "c")]));
         assert_eq!(v, json!({"page": 2, "ids": ["a", "b", "c"]}));
@@ -622,7 +650,11 @@ mod tests {
             ]
         );
         let mut v = s.query_value(&pairs(&[("q", "a"), ("q", "b")]));
-        assert!(s.check(&mut v).unwrap_err().contains(&"q must be a string".to_owned()));
+        assert!(
+            s.check(&mut v)
+                .unwrap_err()
+                .contains(&"q must be a string".to_owned())
+        );
     }
 
     #[test]
@@ -646,4 +678,13 @@ mod tests {
 pub trait Validated: DeserializeOwned {
     /// The schema the raw JSON must satisfy before deserialisation.
     fn schema() -> &'static Schema;
+}
+
+static PAGING: std::sync::LazyLock<Schema> =
+    std::sync::LazyLock::new(|| with_paging(Schema::new()));
+
+impl Validated for wm_types::PageQuery {
+    fn schema() -> &'static Schema {
+        &PAGING
+    }
 }

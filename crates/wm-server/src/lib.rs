@@ -1,1 +1,140 @@
-//! stub
+//! The wm reference server: an axum [`Router`] over sea-orm (SQLite by default, PostgreSQL
+//! for production), mountable in any axum app, and the `wm-server` binary around it.
+//!
+//! Two entry points:
+//! - [`router`]: the API (public routes under their v1 paths, the operator API under
+//!   `/admin`), to `nest("/api/v1", ..)` in your own app;
+//! - [`serve`]: connect, migrate, optionally seed the demo, and listen.
+//!
+//! Modules: [`config`] (flags), [`state`], [`error`] (the spec's error bodies), [`extract`]
+//! (auth, validated JSON/query), [`auth`] (keys, middlewares), [`rate_limit`], [`routes`]
+//! (one module per resource), [`admin`] (operator API), [`services`] (use cases),
+//! [`db`] (entities, migrations, queries), [`demo`].
+//!
+//! ```no_run
+//! # async fn run() -> anyhow::Result<()> {
+//! use std::sync::Arc;
+//! let db = wm_server::db::Db::connect("sqlite::memory:").await?;
+//! db.migrate().await?;
+//! let settings = wm_server::state::Settings { admin_token: "secret".into(), rate_limit_per_minute: 600 };
+//! let state = wm_server::state::AppState::new(db, Arc::new(wm_core::time::SystemClock), settings);
+//! let app = axum::Router::new().nest("/api/v1", wm_server::router(state));
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! axum::serve(listener, app).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod admin;
+pub mod auth;
+pub mod config;
+pub mod db;
+pub mod demo;
+pub mod error;
+pub mod extract;
+pub mod rate_limit;
+pub mod routes;
+pub mod services;
+pub mod state;
+pub mod views;
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router, middleware};
+use rand::Rng;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::config::ServeArgs;
+use crate::error::ApiError;
+use crate::state::{AppState, Settings};
+
+/// The whole API, relative to `/api/v1`: API-key routes, the operator API under `/admin`,
+/// `GET /health`, and a JSON 404 for anything else.
+pub fn router(state: AppState) -> Router {
+    let api = routes::router().route_layer(middleware::from_fn_with_state(
+        state.clone(),
+        auth::api_key_auth,
+    ));
+    let admin = admin::router().route_layer(middleware::from_fn_with_state(
+        state.clone(),
+        auth::admin_auth,
+    ));
+    Router::new()
+        .route("/health", get(health))
+        .merge(api)
+        .merge(admin)
+        .fallback(not_found)
+        .layer(CatchPanicLayer::custom(|_| {
+            ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response_body()
+        }))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+async fn health() -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "status": "ok" }))
+}
+
+async fn not_found() -> ApiError {
+    ApiError::business(StatusCode::NOT_FOUND, None, "Route not found")
+}
+
+impl ApiError {
+    fn into_response_body(self) -> axum::response::Response {
+        axum::response::IntoResponse::into_response(self)
+    }
+}
+
+/// A random operator token, used when `WM_ADMIN_TOKEN` is not set.
+pub fn random_token() -> String {
+    let mut bytes = [0u8; 24];
+    rand::rng().fill(&mut bytes);
+    format!("wm_admin_{}", hex::encode(bytes))
+}
+
+/// Runs the server until Ctrl-C or SIGTERM: connects, migrates, seeds the demo when asked,
+/// prints the operator token when it was generated, and listens.
+pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let db = db::Db::connect(&args.db.database_url).await?;
+    db.migrate().await?;
+    let generated = args.admin_token.is_none();
+    let admin_token = args.admin_token.clone().unwrap_or_else(random_token);
+    let settings = Settings {
+        admin_token: admin_token.clone(),
+        rate_limit_per_minute: args.rate_limit_per_minute,
+    };
+    let state = AppState::new(db, Arc::new(wm_core::time::SystemClock), settings);
+    let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    let base = format!("http://{}/api/v1", listener.local_addr()?);
+    if generated {
+        println!("Operator token (WM_ADMIN_TOKEN was not set; shown once): {admin_token}");
+    }
+    if args.demo {
+        let demo = demo::seed(&state).await?;
+        demo.print(&base, &admin_token);
+    }
+    tracing::info!(%base, "wm-server listening");
+    let app = Router::new().nest("/api/v1", router(state));
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown())
+        .await?;
+    Ok(())
+}
+
+async fn shutdown() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}

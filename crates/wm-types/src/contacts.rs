@@ -189,34 +189,62 @@ pub struct CreateContact {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateContact {
     /// Name.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[schemars(with = "Option<String>")]
     pub full_name: Option<Option<String>>,
     /// Phone.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[schemars(with = "Option<String>")]
     pub primary_phone: Option<Option<String>>,
     /// E-mail.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[schemars(with = "Option<String>")]
     pub primary_email: Option<Option<String>>,
     /// Company.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[schemars(with = "Option<String>")]
     pub company: Option<Option<String>>,
     /// Country.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[schemars(with = "Option<String>")]
     pub country: Option<Option<String>>,
     /// Source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<ContactSource>,
     /// Stage; null removes it.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[schemars(with = "Option<Uuid>")]
     pub lifecycle_stage_id: Option<Option<Uuid>>,
     /// Owner; null removes it.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[schemars(with = "Option<Uuid>")]
     pub owner_id: Option<Option<Uuid>>,
     /// Withdrawn from messaging.
@@ -243,7 +271,11 @@ pub struct BulkUpdateContacts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub add_tags: Option<Vec<String>>,
     /// Owner; null removes it.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
     #[schemars(with = "Option<Uuid>")]
     pub owner_id: Option<Option<Uuid>>,
 }

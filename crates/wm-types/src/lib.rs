@@ -26,4 +26,4 @@ pub mod enums;
 pub mod events;
 pub mod lookups;
 
-pub use common::{Money, Page, PageMeta, Timestamp};
+pub use common::{Money, Page, PageMeta, PageQuery, Timestamp};

@@ -1,0 +1,62 @@
+//! `/admin/organizations/{orgId}/channels`: channel types active in the organisation.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use sea_orm::QueryOrder;
+use wm_types::admin::{Channel, CreateChannel};
+use wm_types::lookups::List;
+
+use super::org_of;
+use crate::db::{self, entities::channel, tenant::in_org};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{NoQuery, ValidatedJson};
+use crate::services::organizations as svc;
+use crate::state::AppState;
+use crate::views::channel_view;
+
+/// The channel routes.
+pub fn router() -> Router<AppState> {
+    Router::new().route(
+        "/admin/organizations/{org_id}/channels",
+        get(list).post(create),
+    )
+}
+
+async fn create(
+    State(s): State<AppState>,
+    Path(org): Path<String>,
+    _: NoQuery,
+    ValidatedJson(body): ValidatedJson<CreateChannel>,
+) -> ApiResult<(StatusCode, Json<Channel>)> {
+    let org = org_of(&s, &org).await?;
+    let txn = s.db.write().await?;
+    if db::lookups::active_channel(&*txn, org, body.channel_type)
+        .await?
+        .is_some()
+    {
+        return Err(ApiError::conflict(format!(
+            "A {} channel is already active in this organization.",
+            body.channel_type
+        )));
+    }
+    let ch = svc::add_channel(&*txn, org, body.channel_type, s.now_ms()).await?;
+    txn.commit().await?;
+    Ok((StatusCode::CREATED, Json(channel_view(ch))))
+}
+
+async fn list(
+    State(s): State<AppState>,
+    Path(org): Path<String>,
+    _: NoQuery,
+) -> ApiResult<Json<List<Channel>>> {
+    let org = org_of(&s, &org).await?;
+    let rows = in_org::<channel::Entity>(org)
+        .order_by_asc(channel::Column::CreatedAt)
+        .all(&s.db.conn)
+        .await?;
+    Ok(Json(List {
+        data: rows.into_iter().map(channel_view).collect(),
+    }))
+}

@@ -1,0 +1,99 @@
+//! `/admin/organizations/{orgId}/deals`: open deals block contact deletion; closing one
+//! (WON or LOST) lifts that.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{get, patch};
+use axum::{Json, Router};
+use sea_orm::{ActiveModelTrait, ActiveValue::Set, EntityTrait, IntoActiveModel, QueryOrder};
+use uuid::Uuid;
+use wm_types::admin::{CreateDeal, Deal, UpdateDeal};
+use wm_types::enums::DealStatus;
+use wm_types::lookups::List;
+
+use super::org_of;
+use crate::db::{
+    self,
+    entities::deal,
+    tenant::{find_in_org, in_org},
+};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{NoQuery, ValidatedJson, path_id};
+use crate::state::AppState;
+use crate::views::deal_view;
+
+/// The deal routes.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/admin/organizations/{org_id}/deals",
+            get(list).post(create),
+        )
+        .route("/admin/organizations/{org_id}/deals/{id}", patch(update))
+}
+
+async fn create(
+    State(s): State<AppState>,
+    Path(org): Path<String>,
+    _: NoQuery,
+    ValidatedJson(body): ValidatedJson<CreateDeal>,
+) -> ApiResult<(StatusCode, Json<Deal>)> {
+    let org = org_of(&s, &org).await?;
+    let txn = s.db.write().await?;
+    if db::contacts::find(&*txn, org, body.contact_id)
+        .await?
+        .is_none()
+    {
+        return Err(ApiError::invalid(
+            "contactId must be a contact of this organization",
+        ));
+    }
+    let row = deal::Entity::insert(deal::ActiveModel {
+        id: Set(Uuid::new_v4()),
+        organization_id: Set(org),
+        contact_id: Set(body.contact_id),
+        title: Set(body.title.trim().to_owned()),
+        value_micros: Set(body.value.0),
+        status: Set(DealStatus::Open.as_str().to_owned()),
+        created_at: Set(s.now_ms()),
+    })
+    .exec_with_returning(&*txn)
+    .await?;
+    txn.commit().await?;
+    Ok((StatusCode::CREATED, Json(deal_view(row))))
+}
+
+async fn list(
+    State(s): State<AppState>,
+    Path(org): Path<String>,
+    _: NoQuery,
+) -> ApiResult<Json<List<Deal>>> {
+    let org = org_of(&s, &org).await?;
+    let rows = in_org::<deal::Entity>(org)
+        .order_by_desc(deal::Column::CreatedAt)
+        .all(&s.db.conn)
+        .await?;
+    Ok(Json(List {
+        data: rows.into_iter().map(deal_view).collect(),
+    }))
+}
+
+async fn update(
+    State(s): State<AppState>,
+    Path((org, id)): Path<(String, String)>,
+    _: NoQuery,
+    ValidatedJson(body): ValidatedJson<UpdateDeal>,
+) -> ApiResult<Json<Deal>> {
+    let org = org_of(&s, &org).await?;
+    let id = path_id(&id, "Deal")?;
+    let txn = s.db.write().await?;
+    let row = find_in_org::<deal::Entity>(org, id)
+        .one(&*txn)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Deal"))?;
+    let mut am = row.into_active_model();
+    am.status = Set(body.status.as_str().to_owned());
+    let row = am.update(&*txn).await?;
+    txn.commit().await?;
+    Ok(Json(deal_view(row)))
+}

@@ -1,0 +1,21 @@
+//! The `channels` table.
+
+use sea_orm::entity::prelude::*;
+
+#[allow(missing_docs)]
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "channels")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: Uuid,
+    pub organization_id: Uuid,
+    pub channel_type: String,
+    pub active: bool,
+    pub created_at: i64,
+}
+
+/// Relations are resolved by explicit queries in `db::*`.
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

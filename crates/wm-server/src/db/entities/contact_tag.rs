@@ -1,0 +1,21 @@
+//! The `contact_tags` table.
+
+use sea_orm::entity::prelude::*;
+
+#[allow(missing_docs)]
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "contact_tags")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub contact_id: Uuid,
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub tag_key: String,
+    pub organization_id: Uuid,
+    pub tag: String,
+}
+
+/// Relations are resolved by explicit queries in `db::*`.
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

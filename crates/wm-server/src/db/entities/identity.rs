@@ -1,0 +1,23 @@
+//! The `contact_identities` table.
+
+use sea_orm::entity::prelude::*;
+
+#[allow(missing_docs)]
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "contact_identities")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: Uuid,
+    pub organization_id: Uuid,
+    pub contact_id: Uuid,
+    pub channel_id: Uuid,
+    pub channel_type: String,
+    pub external_id: String,
+    pub created_at: i64,
+}
+
+/// Relations are resolved by explicit queries in `db::*`.
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,21 @@
+//! The `users` table.
+
+use sea_orm::entity::prelude::*;
+
+#[allow(missing_docs)]
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "users")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: Uuid,
+    pub organization_id: Uuid,
+    pub full_name: String,
+    pub email: String,
+    pub created_at: i64,
+}
+
+/// Relations are resolved by explicit queries in `db::*`.
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,74 @@
+//! Channel identities of contacts.
+
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
+};
+use uuid::Uuid;
+use wm_types::enums::ChannelType;
+
+use super::entities::identity;
+use super::tenant::in_org;
+
+/// The identity `(type, externalId)` in the organisation, whoever holds it.
+pub async fn find(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    kind: ChannelType,
+    external_id: &str,
+) -> Result<Option<identity::Model>, DbErr> {
+    in_org::<identity::Entity>(org)
+        .filter(identity::Column::ChannelType.eq(kind.as_str()))
+        .filter(identity::Column::ExternalId.eq(external_id))
+        .one(conn)
+        .await
+}
+
+/// Inserts an identity.
+pub async fn insert(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    contact: Uuid,
+    channel: Uuid,
+    kind: ChannelType,
+    external_id: &str,
+    now_ms: i64,
+) -> Result<identity::Model, DbErr> {
+    let model = identity::Model {
+        id: Uuid::new_v4(),
+        organization_id: org,
+        contact_id: contact,
+        channel_id: channel,
+        channel_type: kind.as_str().to_owned(),
+        external_id: external_id.to_owned(),
+        created_at: now_ms,
+    };
+    identity::Entity::insert(identity::ActiveModel {
+        id: Set(model.id),
+        organization_id: Set(org),
+        contact_id: Set(contact),
+        channel_id: Set(channel),
+        channel_type: Set(model.channel_type.clone()),
+        external_id: Set(model.external_id.clone()),
+        created_at: Set(now_ms),
+    })
+    .exec_without_returning(conn)
+    .await?;
+    Ok(model)
+}
+
+/// The identities of several contacts, oldest first.
+pub async fn of_contacts(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    contacts: Vec<Uuid>,
+) -> Result<Vec<identity::Model>, DbErr> {
+    if contacts.is_empty() {
+        return Ok(Vec::new());
+    }
+    in_org::<identity::Entity>(org)
+        .filter(identity::Column::ContactId.is_in(contacts))
+        .order_by_asc(identity::Column::CreatedAt)
+        .order_by_asc(identity::Column::Id)
+        .all(conn)
+        .await
+}

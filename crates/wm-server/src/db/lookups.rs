@@ -1,0 +1,92 @@
+//! Lookups of an organisation's stages, users and channels.
+
+use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, QueryFilter, QueryOrder};
+use uuid::Uuid;
+use wm_types::enums::{ChannelType, StageCategory};
+
+use super::entities::{channel, lifecycle_stage, user};
+use super::tenant::{find_in_org, in_org};
+
+/// The organisation's stages, in funnel order.
+pub async fn stages(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+) -> Result<Vec<lifecycle_stage::Model>, DbErr> {
+    in_org::<lifecycle_stage::Entity>(org)
+        .order_by_asc(lifecycle_stage::Column::Position)
+        .order_by_asc(lifecycle_stage::Column::CreatedAt)
+        .all(conn)
+        .await
+}
+
+/// One stage of the organisation.
+pub async fn stage(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    id: Uuid,
+) -> Result<Option<lifecycle_stage::Model>, DbErr> {
+    find_in_org::<lifecycle_stage::Entity>(org, id)
+        .one(conn)
+        .await
+}
+
+/// The organisation's users, oldest first.
+pub async fn users(conn: &impl ConnectionTrait, org: Uuid) -> Result<Vec<user::Model>, DbErr> {
+    in_org::<user::Entity>(org)
+        .order_by_asc(user::Column::CreatedAt)
+        .order_by_asc(user::Column::Id)
+        .all(conn)
+        .await
+}
+
+/// One user of the organisation.
+pub async fn user(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    id: Uuid,
+) -> Result<Option<user::Model>, DbErr> {
+    find_in_org::<user::Entity>(org, id).one(conn).await
+}
+
+/// The organisation's active channel of a type.
+pub async fn active_channel(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    kind: ChannelType,
+) -> Result<Option<channel::Model>, DbErr> {
+    in_org::<channel::Entity>(org)
+        .filter(channel::Column::ChannelType.eq(kind.as_str()))
+        .filter(channel::Column::Active.eq(true))
+        .order_by_asc(channel::Column::CreatedAt)
+        .one(conn)
+        .await
+}
+
+/// The category of a stored stage.
+pub fn category(stage: &lifecycle_stage::Model) -> StageCategory {
+    StageCategory::parse(&stage.category).unwrap_or(StageCategory::Unknown)
+}
+
+/// Ids of the stages in a category.
+pub fn stage_ids(stages: &[lifecycle_stage::Model], cat: StageCategory) -> Vec<Uuid> {
+    stages
+        .iter()
+        .filter(|s| category(s) == cat)
+        .map(|s| s.id)
+        .collect()
+}
+
+/// Users by id, for the owners of a page of contacts.
+pub async fn users_by_id(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    ids: Vec<Uuid>,
+) -> Result<Vec<user::Model>, DbErr> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    in_org::<user::Entity>(org)
+        .filter(user::Column::Id.is_in(ids))
+        .all(conn)
+        .await
+}

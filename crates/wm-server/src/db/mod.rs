@@ -1,0 +1,108 @@
+//! Storage: connection, migrations, entities and the queries of each resource.
+//!
+//! Every tenant query starts from [`tenant::find_in_org`] or filters on `organization_id`;
+//! query functions take `&impl ConnectionTrait` so they run on the pool or in a transaction.
+
+pub mod contacts;
+pub mod deals;
+pub mod entities;
+pub mod identities;
+pub mod lookups;
+pub mod migration;
+pub mod notes;
+pub mod outbox;
+pub mod tenant;
+pub mod timeline;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sea_orm::{
+    ConnectOptions, Database, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
+    TransactionTrait,
+};
+use sea_orm_migration::MigratorTrait;
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+/// The database: a pool, plus on SQLite a gate that lets one write transaction run at a time
+/// in this process. SQLite has a single writer anyway; taking turns here, instead of inside
+/// SQLite, avoids `SQLITE_BUSY` when a read transaction tries to upgrade to a write.
+#[derive(Clone)]
+pub struct Db {
+    /// The pool.
+    pub conn: DatabaseConnection,
+    write_gate: Option<Arc<Mutex<()>>>,
+}
+
+/// A write transaction (holding the SQLite write gate while it lives).
+pub struct WriteTxn {
+    txn: DatabaseTransaction,
+    _gate: Option<OwnedMutexGuard<()>>,
+}
+
+impl WriteTxn {
+    /// Commits.
+    pub async fn commit(self) -> Result<(), DbErr> {
+        self.txn.commit().await
+    }
+}
+
+impl std::ops::Deref for WriteTxn {
+    type Target = DatabaseTransaction;
+    fn deref(&self) -> &DatabaseTransaction {
+        &self.txn
+    }
+}
+
+impl Db {
+    /// Connects: SQLite gets WAL, `synchronous=NORMAL` and a busy timeout; an in-memory
+    /// SQLite database uses one connection (each connection would see its own database).
+    pub async fn connect(url: &str) -> Result<Db, DbErr> {
+        let mut opts = ConnectOptions::new(url.to_owned());
+        opts.sqlx_logging(false)
+            .connect_timeout(Duration::from_secs(10))
+            .acquire_timeout(Duration::from_secs(30));
+        let sqlite = url.starts_with("sqlite:");
+        if sqlite {
+            let memory = url.contains(":memory:") || url.contains("mode=memory");
+            opts.max_connections(if memory { 1 } else { 4 })
+                .min_connections(1)
+                .map_sqlx_sqlite_opts(|o| {
+                    o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
+                        .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
+                        .busy_timeout(Duration::from_secs(10))
+                        .foreign_keys(true)
+                });
+        } else {
+            opts.max_connections(16).min_connections(1);
+        }
+        let conn = Database::connect(opts).await?;
+        Ok(Db {
+            write_gate: (conn.get_database_backend() == DbBackend::Sqlite)
+                .then(|| Arc::new(Mutex::new(()))),
+            conn,
+        })
+    }
+
+    /// Applies pending migrations.
+    pub async fn migrate(&self) -> Result<(), DbErr> {
+        migration::Migrator::up(&self.conn, None).await
+    }
+
+    /// Begins a write transaction.
+    pub async fn write(&self) -> Result<WriteTxn, DbErr> {
+        let gate = match &self.write_gate {
+            Some(g) => Some(g.clone().lock_owned().await),
+            None => None,
+        };
+        Ok(WriteTxn {
+            txn: self.conn.begin().await?,
+            _gate: gate,
+        })
+    }
+
+    /// The backend (SQLite or PostgreSQL).
+    pub fn backend(&self) -> DbBackend {
+        self.conn.get_database_backend()
+    }
+}

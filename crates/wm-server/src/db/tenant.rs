@@ -1,0 +1,44 @@
+//! The one way tenant rows are looked up: always filtered by organisation.
+
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Select};
+use uuid::Uuid;
+
+use super::entities::*;
+
+/// An entity that belongs to an organisation.
+pub trait TenantEntity: EntityTrait {
+    /// Its `organization_id` column.
+    fn org_column() -> Self::Column;
+    /// Its `id` column.
+    fn id_column() -> Self::Column;
+}
+
+macro_rules! tenant {
+    ($($m:ident),+) => {$(
+        impl TenantEntity for $m::Entity {
+            fn org_column() -> Self::Column { $m::Column::OrganizationId }
+            fn id_column() -> Self::Column { $m::Column::Id }
+        }
+    )+};
+}
+tenant!(
+    user,
+    api_key,
+    lifecycle_stage,
+    channel,
+    contact,
+    identity,
+    note,
+    deal,
+    timeline_entry
+);
+
+/// Every row of `E` in `org`.
+pub fn in_org<E: TenantEntity>(org: Uuid) -> Select<E> {
+    E::find().filter(E::org_column().eq(org))
+}
+
+/// The row `id` of `E`, only if it is `org`'s.
+pub fn find_in_org<E: TenantEntity>(org: Uuid, id: Uuid) -> Select<E> {
+    in_org::<E>(org).filter(E::id_column().eq(id))
+}

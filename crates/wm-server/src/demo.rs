@@ -1,0 +1,171 @@
+//! `serve --demo`: a demo organisation with stages, two users, 50 varied contacts and an
+//! all-scopes API key, so a newcomer can curl at once. Running it again reuses the
+//! organisation and issues a fresh key (only key hashes are stored).
+
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use uuid::Uuid;
+use wm_types::admin::{CreateApiKey, CreateOrganization};
+use wm_types::contacts::{Consent, CreateContact};
+use wm_types::enums::{ConsentHow, ContactSource, Scope};
+
+use crate::auth::AuthContext;
+use crate::db::{self, entities::organization};
+use crate::services::{contacts, organizations};
+use crate::state::AppState;
+
+/// Name of the demo organisation.
+pub const DEMO_ORG: &str = "wm demo";
+
+/// What the seed made.
+#[derive(Debug, Clone)]
+pub struct Demo {
+    /// The organisation.
+    pub org_id: Uuid,
+    /// A key with every scope.
+    pub api_key: String,
+}
+
+impl Demo {
+    /// Prints the key and a first curl.
+    pub fn print(&self, base: &str, admin_token: &str) {
+        println!("Demo organisation {DEMO_ORG:?} ({}) is ready.", self.org_id);
+        println!("WM_DEMO_API_KEY={}", self.api_key);
+        println!("WM_ADMIN_TOKEN={admin_token}");
+        println!("Try:");
+        println!("  export WM_KEY={}", self.api_key);
+        println!("  curl -s '{base}/contacts?pageSize=5' -H \"Authorization: Bearer $WM_KEY\"");
+    }
+}
+
+const FIRST: [&str; 10] = [
+    "Ana", "Bruno", "Carla", "Diego", "Elena", "Fabio", "Gabriela", "Hugo", "Isabel", "Javier",
+];
+const LAST: [&str; 5] = ["García", "López", "Martínez", "Silva", "Moreau"];
+const COMPANIES: [&str; 4] = ["Acme", "Globex", "Initech", "Umbrella"];
+const TAGS: [&str; 4] = ["vip", "newsletter", "wholesale", "event-2026"];
+const COUNTRIES: [(&str, &str); 5] = [
+    ("MX", "+52155"),
+    ("US", "+1415"),
+    ("ES", "+3461"),
+    ("BR", "+55119"),
+    ("CO", "+57300"),
+];
+
+/// Seeds (or reuses) the demo organisation and issues an all-scopes key.
+pub async fn seed(state: &AppState) -> anyhow::Result<Demo> {
+    let now = state.now_ms();
+    let existing = organization::Entity::find()
+        .filter(organization::Column::Name.eq(DEMO_ORG))
+        .one(&state.db.conn)
+        .await?;
+    let (org_id, owner_id) = match existing {
+        Some(org) => {
+            let owner = db::lookups::users(&state.db.conn, org.id)
+                .await?
+                .into_iter()
+                .next()
+                .ok_or_else(|| anyhow::anyhow!("demo organisation has no user"))?;
+            (org.id, owner.id)
+        }
+        None => seed_org(state, now).await?,
+    };
+    let txn = state.db.write().await?;
+    let (_, api_key) = organizations::add_api_key(
+        &*txn,
+        org_id,
+        CreateApiKey {
+            name: "demo (all scopes)".into(),
+            user_id: owner_id,
+            scopes: Scope::ALL.to_vec(),
+            expires_at: None,
+        },
+        now,
+    )
+    .await?;
+    txn.commit().await?;
+    Ok(Demo { org_id, api_key })
+}
+
+async fn seed_org(state: &AppState, now: i64) -> anyhow::Result<(Uuid, Uuid)> {
+    let txn = state.db.write().await?;
+    let org = organizations::create(
+        &*txn,
+        CreateOrganization {
+            name: DEMO_ORG.into(),
+            currency: Some("USD".into()),
+            timezone: Some("America/Mexico_City".into()),
+            included_utility_messages: Some(100),
+        },
+        now,
+    )
+    .await?;
+    let owner = organizations::add_user(
+        &*txn,
+        org.id,
+        "Olivia Owner",
+        "olivia@demo.example.com",
+        now,
+    )
+    .await?;
+    let agent = organizations::add_user(
+        &*txn,
+        org.id,
+        "Andrés Agent",
+        "andres@demo.example.com",
+        now,
+    )
+    .await?;
+    txn.commit().await?;
+    let stages = db::lookups::stages(&state.db.conn, org.id).await?;
+    let auth = AuthContext {
+        key_id: Uuid::nil(),
+        org_id: org.id,
+        user_id: owner.id,
+        user_name: owner.full_name.clone(),
+        scopes: Scope::ALL.to_vec(),
+        expires_at: None,
+    };
+    for i in 0..50usize {
+        let (country, prefix) = COUNTRIES[i % COUNTRIES.len()];
+        let first = FIRST[i % FIRST.len()];
+        let last = LAST[(i / 2) % LAST.len()];
+        let body = CreateContact {
+            full_name: Some(format!("{first} {last}")),
+            primary_phone: Some(format!("{prefix}{:07}", 1_000_000 + i * 37)),
+            primary_email: Some(format!("{}.{i}@demo.example.com", first.to_lowercase())),
+            company: Some(COMPANIES[i % COMPANIES.len()].into()),
+            country: Some(country.into()),
+            source: Some(
+                [
+                    ContactSource::Manual,
+                    ContactSource::Import,
+                    ContactSource::WebsiteForm,
+                ][i % 3],
+            ),
+            lifecycle_stage_id: (i % 5 != 4).then(|| stages[i % stages.len()].id),
+            owner_id: match i % 3 {
+                0 => Some(owner.id),
+                1 => Some(agent.id),
+                _ => None,
+            },
+            opted_out: Some(i % 17 == 16),
+            consent: Some(Consent {
+                given: i % 4 != 3,
+                at: None,
+                how: (i % 4 != 3).then_some(ConsentHow::WebsiteForm),
+            }),
+            tags: Some(
+                TAGS.iter()
+                    .enumerate()
+                    .filter(|(t, _)| (i + t) % 3 == 0)
+                    .map(|(_, t)| (*t).to_owned())
+                    .collect(),
+            ),
+            note: (i % 10 == 0).then(|| format!("Met {first} at the spring fair.")),
+        };
+        contacts::create(state, &auth, body)
+            .await
+            .map_err(|e| anyhow::anyhow!("seeding contact {i}: {e}"))?;
+    }
+    Ok((org.id, owner.id))
+}

@@ -1,0 +1,144 @@
+//! Extractors: the authenticated caller with a required scope, validated JSON bodies and
+//! queries (class-validator messages), and path ids (a non-UUID id is a 404).
+
+use std::marker::PhantomData;
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use uuid::Uuid;
+use wm_core::Validated;
+use wm_types::enums::Scope;
+
+use crate::auth::AuthContext;
+use crate::error::ApiError;
+
+/// A scope a route requires, as a type (so the check runs as an extractor, before the
+/// query and body are validated).
+pub trait RequiredScope {
+    /// The scope.
+    const SCOPE: Scope;
+}
+
+macro_rules! scopes {
+    ($($name:ident => $scope:ident),+ $(,)?) => {$(
+        #[doc = concat!("Requires `", stringify!($scope), "`.")]
+        pub struct $name;
+        impl RequiredScope for $name {
+            const SCOPE: Scope = Scope::$scope;
+        }
+    )+};
+}
+scopes!(
+    ContactsRead => ContactsRead,
+    ContactsWrite => ContactsWrite,
+);
+
+/// The caller, checked for scope `S`.
+pub struct Authed<S>(pub AuthContext, PhantomData<S>);
+
+impl<S> std::ops::Deref for Authed<S> {
+    type Target = AuthContext;
+    fn deref(&self) -> &AuthContext {
+        &self.0
+    }
+}
+
+impl<S: RequiredScope, St: Send + Sync> FromRequestParts<St> for Authed<S> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &St) -> Result<Self, ApiError> {
+        let ctx = parts
+            .extensions
+            .get::<AuthContext>()
+            .cloned()
+            .ok_or_else(|| {
+                ApiError::Internal(anyhow::anyhow!("route mounted without api_key_auth"))
+            })?;
+        if !ctx.scopes.contains(&S::SCOPE) {
+            return Err(ApiError::business(
+                StatusCode::FORBIDDEN,
+                Some("API_KEY_SCOPE_MISSING"),
+                format!("This API key lacks the scope {}.", S::SCOPE),
+            ));
+        }
+        Ok(Authed(ctx, PhantomData))
+    }
+}
+
+/// A JSON body checked against `T`'s schema. An empty body counts as `{}`.
+pub struct ValidatedJson<T>(pub T);
+
+impl<T: Validated, S: Send + Sync> FromRequest<S> for ValidatedJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| ApiError::invalid(format!("request body could not be read: {e}")))?;
+        let value = if bytes.iter().all(u8::is_ascii_whitespace) {
+            serde_json::Value::Object(Default::default())
+        } else {
+            serde_json::from_slice(&bytes)
+                .map_err(|e| ApiError::invalid(format!("request body is not valid JSON: {e}")))?
+        };
+        wm_core::validate::parse_value(T::schema(), value)
+            .map(ValidatedJson)
+            .map_err(ApiError::Validation)
+    }
+}
+
+fn query_pairs(parts: &Parts) -> Vec<(String, String)> {
+    parts
+        .uri
+        .query()
+        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+        .unwrap_or_default()
+}
+
+/// A query string checked against `T`'s schema; unknown parameters are refused.
+pub struct ValidatedQuery<T>(pub T);
+
+impl<T: Validated, S: Send + Sync> FromRequestParts<S> for ValidatedQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let schema = T::schema();
+        let value = schema.query_value(&query_pairs(parts));
+        wm_core::validate::parse_value(schema, value)
+            .map(ValidatedQuery)
+            .map_err(ApiError::Validation)
+    }
+}
+
+/// For routes that take no query parameters: any parameter is refused.
+pub struct NoQuery;
+
+impl<S: Send + Sync> FromRequestParts<S> for NoQuery {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let pairs = query_pairs(parts);
+        if pairs.is_empty() {
+            return Ok(NoQuery);
+        }
+        let mut seen: Vec<String> = Vec::new();
+        for (k, _) in pairs {
+            let m = format!("property {k} should not exist");
+            if !seen.contains(&m) {
+                seen.push(m);
+            }
+        }
+        Err(ApiError::Validation(seen))
+    }
+}
+
+/// Parses a path id; anything that is not a UUID is a 404 for `what`.
+pub fn path_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
+    if wm_core::validate::is_uuid(raw) {
+        Uuid::parse_str(raw).map_err(|_| ApiError::not_found(what))
+    } else {
+        Err(ApiError::not_found(what))
+    }
+}

@@ -1,0 +1,30 @@
+//! `/users`: the organisation's users, so integrators can fill `ownerId`.
+
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+use wm_types::lookups::{List, User};
+
+use crate::db;
+use crate::error::ApiResult;
+use crate::extract::{Authed, ContactsRead, NoQuery};
+use crate::state::AppState;
+use crate::views::user_view;
+
+/// The user routes.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/users", get(list))
+}
+
+async fn list(
+    State(s): State<AppState>,
+    auth: Authed<ContactsRead>,
+    _: NoQuery,
+) -> ApiResult<Json<List<User>>> {
+    let data = db::lookups::users(&s.db.conn, auth.org_id)
+        .await?
+        .into_iter()
+        .map(user_view)
+        .collect();
+    Ok(Json(List { data }))
+}

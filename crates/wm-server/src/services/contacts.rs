@@ -1,0 +1,557 @@
+//! Contact use cases.
+
+use std::collections::{HashMap, HashSet};
+
+use axum::http::StatusCode;
+use sea_orm::ConnectionTrait;
+use uuid::Uuid;
+use wm_core::contacts::{self as rules, ContactFields};
+use wm_core::phone::Phone;
+use wm_core::tags::{merge_tags, normalize_tags};
+use wm_types::common::{Page, PageMeta};
+use wm_types::contacts::{
+    AuthorRef, BulkResult, BulkUpdateContacts, ChannelRef, Contact, ContactList, CreateContact,
+    CreateIdentity, CreateNote, Identity, ListContactsQuery, Note, TimelineEntry, TimelineKind,
+    TimelineQuery, UpdateContact,
+};
+use wm_types::enums::ChannelType;
+use wm_types::events::{ContactEventData, EventKind};
+use wm_types::{PageQuery, Timestamp};
+
+use crate::auth::AuthContext;
+use crate::db::entities::{contact, lifecycle_stage};
+use crate::db::{self, contacts::Shape};
+use crate::error::{ApiError, ApiResult, is_unique_violation};
+use crate::state::AppState;
+
+const NOT_FOUND: &str = "Contact";
+
+/// Stage names by id, for timeline entries and events.
+type StageNames = HashMap<Uuid, String>;
+
+async fn stage_names(conn: &impl ConnectionTrait, org: Uuid) -> ApiResult<StageNames> {
+    Ok(db::lookups::stages(conn, org)
+        .await?
+        .into_iter()
+        .map(|s: lifecycle_stage::Model| (s.id, s.name))
+        .collect())
+}
+
+/// 400 unless the stage and the owner (when given) are the organisation's.
+async fn check_refs(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    stage: Option<Uuid>,
+    owner: Option<Uuid>,
+) -> ApiResult<()> {
+    let mut errors = Vec::new();
+    if let Some(id) = stage
+        && db::lookups::stage(conn, org, id).await?.is_none()
+    {
+        errors.push("lifecycleStageId must be a lifecycle stage of this organization".to_owned());
+    }
+    if let Some(id) = owner
+        && db::lookups::user(conn, org, id).await?.is_none()
+    {
+        errors.push("ownerId must be a user of this organization".to_owned());
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::Validation(errors))
+    }
+}
+
+fn phone_exists(holder: &contact::Model) -> ApiError {
+    ApiError::business(
+        StatusCode::CONFLICT,
+        Some("CONTACT_PHONE_EXISTS"),
+        "A contact with this phone already exists.",
+    )
+    .with("contactId", holder.id.to_string())
+    .with("fullName", holder.full_name.clone())
+}
+
+/// 409 `CONTACT_PHONE_EXISTS` when another contact holds the phone, as its primary phone
+/// or as its MESSAGING_APP_A identity.
+async fn ensure_phone_free(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    phone: &Phone,
+    except: Option<Uuid>,
+) -> ApiResult<()> {
+    if let Some(holder) = db::contacts::find_by_phone(conn, org, phone).await?
+        && Some(holder.id) != except
+    {
+        return Err(phone_exists(&holder));
+    }
+    if let Some(ident) =
+        db::identities::find(conn, org, ChannelType::MessagingAppA, phone.digits()).await?
+        && Some(ident.contact_id) != except
+        && let Some(holder) = db::contacts::find(conn, org, ident.contact_id).await?
+    {
+        return Err(phone_exists(&holder));
+    }
+    Ok(())
+}
+
+/// Gives the contact the MESSAGING_APP_A identity of its phone, when the organisation has
+/// that channel active and the contact does not have it yet.
+async fn ensure_phone_identity(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    contact: Uuid,
+    phone: &Phone,
+    now: i64,
+) -> ApiResult<()> {
+    let Some(channel) = db::lookups::active_channel(conn, org, ChannelType::MessagingAppA).await?
+    else {
+        return Ok(());
+    };
+    if db::identities::find(conn, org, ChannelType::MessagingAppA, phone.digits())
+        .await?
+        .is_none()
+    {
+        db::identities::insert(
+            conn,
+            org,
+            contact,
+            channel.id,
+            ChannelType::MessagingAppA,
+            phone.digits(),
+            now,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+fn event_data(m: &contact::Model, stages: &StageNames) -> ContactEventData {
+    ContactEventData {
+        organization_id: m.organization_id,
+        contact_id: m.id,
+        full_name: m.full_name.clone(),
+        primary_phone: m.primary_phone.clone(),
+        primary_email: m.primary_email.clone(),
+        lifecycle_stage: m.lifecycle_stage_id.and_then(|id| stages.get(&id).cloned()),
+        changed_fields: None,
+        previous_stage: None,
+    }
+}
+
+/// Records what a change did: a `stage` timeline entry and `contact.stage_changed` when the
+/// stage moved, and `contact.updated` with the changed fields.
+async fn record_change(
+    conn: &impl ConnectionTrait,
+    auth: &AuthContext,
+    before: &contact::Model,
+    after: &contact::Model,
+    changed: &[&'static str],
+    bulk: bool,
+    stages: &StageNames,
+    now: i64,
+) -> ApiResult<()> {
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let org = after.organization_id;
+    let mut data = event_data(after, stages);
+    data.changed_fields = Some(changed.iter().map(|s| (*s).to_owned()).collect());
+    if before.lifecycle_stage_id != after.lifecycle_stage_id {
+        let from = before
+            .lifecycle_stage_id
+            .and_then(|id| stages.get(&id).cloned());
+        let to = after
+            .lifecycle_stage_id
+            .and_then(|id| stages.get(&id).cloned());
+        let entry = TimelineKind::Stage {
+            by: auth.user_name.clone(),
+            from: from.clone(),
+            to,
+            bulk,
+        };
+        db::timeline::add(conn, org, after.id, now, &entry).await?;
+        let mut stage_data = data.clone();
+        stage_data.previous_stage = Some(from);
+        db::outbox::push(conn, org, EventKind::ContactStageChanged, &stage_data, now).await?;
+    }
+    db::outbox::push(conn, org, EventKind::ContactUpdated, &data, now).await?;
+    Ok(())
+}
+
+async fn detail(state: &AppState, org: Uuid, row: &contact::Model) -> ApiResult<Contact> {
+    db::contacts::views(
+        &state.db.conn,
+        org,
+        std::slice::from_ref(row),
+        Shape::Detail,
+    )
+    .await?
+    .pop()
+    .ok_or_else(|| ApiError::not_found(NOT_FOUND))
+}
+
+async fn load(conn: &impl ConnectionTrait, org: Uuid, id: Uuid) -> ApiResult<contact::Model> {
+    db::contacts::find(conn, org, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(NOT_FOUND))
+}
+
+/// `GET /contacts`.
+pub async fn list(state: &AppState, org: Uuid, q: &ListContactsQuery) -> ApiResult<ContactList> {
+    Ok(db::contacts::list(&state.db.conn, org, q, state.now_ms()).await?)
+}
+
+/// `GET /contacts/{id}`.
+pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Contact> {
+    let row = load(&state.db.conn, org, id).await?;
+    detail(state, org, &row).await
+}
+
+/// `POST /contacts`: the contact, its phone identity, its first note, a `created` timeline
+/// entry and `contact.created`, all in one transaction.
+pub async fn create(
+    state: &AppState,
+    auth: &AuthContext,
+    body: CreateContact,
+) -> ApiResult<Contact> {
+    let org = auth.org_id;
+    let note = body
+        .note
+        .clone()
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty());
+    let fields = rules::new_contact(body).map_err(ApiError::Validation)?;
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    check_refs(&*txn, org, fields.lifecycle_stage_id, fields.owner_id).await?;
+    if let Some(phone) = &fields.primary_phone {
+        ensure_phone_free(&*txn, org, phone, None).await?;
+    }
+    let row = match db::contacts::insert(&*txn, org, &fields, now).await {
+        Ok(row) => row,
+        Err(e) if is_unique_violation(&e) => {
+            drop(txn);
+            return Err(conflict_after_race(state, org, &fields).await);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(phone) = &fields.primary_phone {
+        ensure_phone_identity(&*txn, org, row.id, phone, now).await?;
+    }
+    db::timeline::add(
+        &*txn,
+        org,
+        row.id,
+        now,
+        &TimelineKind::Created {
+            source: fields.source,
+        },
+    )
+    .await?;
+    if let Some(body) = note {
+        db::notes::insert(&*txn, org, row.id, auth.user_id, &body, now).await?;
+        let entry = TimelineKind::Note {
+            author: auth.user_name.clone(),
+            body,
+        };
+        db::timeline::add(&*txn, org, row.id, now, &entry).await?;
+    }
+    let stages = stage_names(&*txn, org).await?;
+    db::outbox::push(
+        &*txn,
+        org,
+        EventKind::ContactCreated,
+        &event_data(&row, &stages),
+        now,
+    )
+    .await?;
+    txn.commit().await?;
+    detail(state, org, &row).await
+}
+
+/// A unique violation lost a race with another writer of the same phone: answer as if the
+/// check had seen it.
+async fn conflict_after_race(state: &AppState, org: Uuid, fields: &ContactFields) -> ApiError {
+    let Some(phone) = &fields.primary_phone else {
+        return ApiError::conflict("The contact conflicts with an existing one.");
+    };
+    match db::contacts::find_by_phone(&state.db.conn, org, phone).await {
+        Ok(Some(holder)) => phone_exists(&holder),
+        Ok(None) => ApiError::conflict("The contact conflicts with an existing one."),
+        Err(e) => e.into(),
+    }
+}
+
+/// `PATCH /contacts/{id}`: only sent fields change; nothing is recorded when nothing changed.
+pub async fn update(
+    state: &AppState,
+    auth: &AuthContext,
+    id: Uuid,
+    patch: UpdateContact,
+) -> ApiResult<Contact> {
+    let org = auth.org_id;
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let before = load(&*txn, org, id).await?;
+    let (fields, changed) = rules::apply_update(&db::contacts::fields_of(&before), patch)
+        .map_err(ApiError::Validation)?;
+    if changed.is_empty() {
+        drop(txn);
+        return detail(state, org, &before).await;
+    }
+    check_refs(
+        &*txn,
+        org,
+        fields
+            .lifecycle_stage_id
+            .filter(|s| Some(*s) != before.lifecycle_stage_id),
+        fields.owner_id.filter(|o| Some(*o) != before.owner_id),
+    )
+    .await?;
+    let new_phone = fields
+        .primary_phone
+        .as_ref()
+        .filter(|p| before.primary_phone.as_deref() != Some(p.as_str()));
+    if let Some(phone) = new_phone {
+        ensure_phone_free(&*txn, org, phone, Some(id)).await?;
+    }
+    let after = match db::contacts::save(&*txn, &before, &fields, now).await {
+        Ok(after) => after,
+        Err(e) if is_unique_violation(&e) => {
+            drop(txn);
+            return Err(conflict_after_race(state, org, &fields).await);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(phone) = new_phone {
+        ensure_phone_identity(&*txn, org, id, phone, now).await?;
+    }
+    let stages = stage_names(&*txn, org).await?;
+    record_change(&*txn, auth, &before, &after, &changed, false, &stages, now).await?;
+    txn.commit().await?;
+    detail(state, org, &after).await
+}
+
+/// `POST /contacts/bulk`: moves stage, adds tags and sets or removes the owner of up to 500
+/// contacts in one transaction; ids of other organisations are counted as skipped.
+pub async fn bulk(
+    state: &AppState,
+    auth: &AuthContext,
+    body: BulkUpdateContacts,
+) -> ApiResult<BulkResult> {
+    if body.lifecycle_stage_id.is_none() && body.add_tags.is_none() && body.owner_id.is_none() {
+        return Err(ApiError::invalid(
+            "at least one of lifecycleStageId, addTags or ownerId must be given",
+        ));
+    }
+    let add_tags = normalize_tags("addTags", body.add_tags.as_deref().unwrap_or_default())
+        .map_err(ApiError::Validation)?;
+    let org = auth.org_id;
+    let now = state.now_ms();
+    let ids: Vec<Uuid> = body
+        .ids
+        .iter()
+        .copied()
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let txn = state.db.write().await?;
+    check_refs(&*txn, org, body.lifecycle_stage_id, body.owner_id.flatten()).await?;
+    let rows = db::contacts::find_many(&*txn, org, ids.clone()).await?;
+    let stages = stage_names(&*txn, org).await?;
+    let mut too_many_tags = false;
+    for before in &rows {
+        let current = db::contacts::fields_of(before);
+        let mut fields = current.clone();
+        if let Some(stage) = body.lifecycle_stage_id {
+            fields.lifecycle_stage_id = Some(stage);
+        }
+        if let Some(owner) = body.owner_id {
+            fields.owner_id = owner;
+        }
+        fields.tags = merge_tags(&current.tags, &add_tags);
+        if fields.tags.len() > rules::MAX_TAGS {
+            too_many_tags = true;
+            break;
+        }
+        let changed = rules::changed_fields(&current, &fields);
+        if changed.is_empty() {
+            continue;
+        }
+        let after = db::contacts::save(&*txn, before, &fields, now).await?;
+        record_change(&*txn, auth, before, &after, &changed, true, &stages, now).await?;
+    }
+    if too_many_tags {
+        return Err(ApiError::invalid(format!(
+            "addTags would give a contact more than {} tags",
+            rules::MAX_TAGS
+        )));
+    }
+    txn.commit().await?;
+    Ok(BulkResult {
+        updated: rows.len() as u64,
+        skipped: (ids.len() - rows.len()) as u64,
+    })
+}
+
+/// `DELETE /contacts/{id}`: only a contact without history (open deals, conversations,
+/// campaigns) may go; it takes its notes, identities and timeline with it.
+pub async fn delete(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<()> {
+    let txn = state.db.write().await?;
+    load(&*txn, org, id).await?;
+    if db::deals::open_count(&*txn, org, id).await? > 0 {
+        return Err(ApiError::business(
+            StatusCode::CONFLICT,
+            Some("CONTACT_HAS_HISTORY"),
+            "The contact has history (conversations, campaigns or deals); set optedOut instead.",
+        ));
+    }
+    db::contacts::delete(&*txn, org, id).await?;
+    txn.commit().await?;
+    Ok(())
+}
+
+/// `POST /contacts/{id}/identities`: 201 when linked, 200 when the contact already had it,
+/// 409 when another contact has it.
+pub async fn add_identity(
+    state: &AppState,
+    org: Uuid,
+    id: Uuid,
+    body: CreateIdentity,
+) -> ApiResult<(StatusCode, Identity)> {
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    load(&*txn, org, id).await?;
+    let kind = body.channel_type;
+    let Some(channel) = db::lookups::active_channel(&*txn, org, kind).await? else {
+        return Err(ApiError::invalid(format!(
+            "channelType {kind} is not active in this organization"
+        )));
+    };
+    let external_id =
+        rules::normalize_external_id(kind, &body.external_id).map_err(ApiError::invalid)?;
+    let view = |m: crate::db::entities::identity::Model| Identity {
+        id: m.id,
+        contact_id: m.contact_id,
+        channel_id: m.channel_id,
+        channel: ChannelRef {
+            id: m.channel_id,
+            channel_type: kind,
+        },
+        external_id: m.external_id,
+    };
+    if let Some(existing) = db::identities::find(&*txn, org, kind, &external_id).await? {
+        return if existing.contact_id == id {
+            Ok((StatusCode::OK, view(existing)))
+        } else {
+            Err(ApiError::conflict(
+                "This channel identity already belongs to another contact.",
+            ))
+        };
+    }
+    let created =
+        match db::identities::insert(&*txn, org, id, channel.id, kind, &external_id, now).await {
+            Ok(m) => m,
+            Err(e) if is_unique_violation(&e) => {
+                return Err(ApiError::conflict(
+                    "This channel identity already belongs to another contact.",
+                ));
+            }
+            Err(e) => return Err(e.into()),
+        };
+    txn.commit().await?;
+    Ok((StatusCode::CREATED, view(created)))
+}
+
+fn note_view(m: crate::db::entities::note::Model, author: &str) -> Note {
+    Note {
+        id: m.id,
+        contact_id: m.contact_id,
+        author_id: m.author_id,
+        author: AuthorRef {
+            id: m.author_id,
+            full_name: author.to_owned(),
+        },
+        body: m.body,
+        created_at: Timestamp::from_millis(m.created_at),
+    }
+}
+
+/// `POST /contacts/{id}/notes`: authored by the key's user; also a timeline entry.
+pub async fn add_note(
+    state: &AppState,
+    auth: &AuthContext,
+    id: Uuid,
+    body: CreateNote,
+) -> ApiResult<Note> {
+    let org = auth.org_id;
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    load(&*txn, org, id).await?;
+    let text = body.body.trim().to_owned();
+    let note = db::notes::insert(&*txn, org, id, auth.user_id, &text, now).await?;
+    let entry = TimelineKind::Note {
+        author: auth.user_name.clone(),
+        body: text,
+    };
+    db::timeline::add(&*txn, org, id, now, &entry).await?;
+    txn.commit().await?;
+    Ok(note_view(note, &auth.user_name))
+}
+
+/// `GET /contacts/{id}/notes`, newest first.
+pub async fn notes(
+    state: &AppState,
+    org: Uuid,
+    id: Uuid,
+    page: PageQuery,
+) -> ApiResult<Page<Note>> {
+    let conn = &state.db.conn;
+    load(conn, org, id).await?;
+    let (rows, total) = db::notes::page(conn, org, id, page.page, page.page_size).await?;
+    let mut authors: Vec<Uuid> = rows.iter().map(|n| n.author_id).collect();
+    authors.sort_unstable();
+    authors.dedup();
+    let names: HashMap<Uuid, String> = db::lookups::users_by_id(conn, org, authors)
+        .await?
+        .into_iter()
+        .map(|u| (u.id, u.full_name))
+        .collect();
+    let data = rows
+        .into_iter()
+        .map(|n| {
+            let name = names.get(&n.author_id).cloned().unwrap_or_default();
+            note_view(n, &name)
+        })
+        .collect();
+    Ok(Page {
+        data,
+        meta: PageMeta::new(page.page, page.page_size, total),
+    })
+}
+
+/// `GET /contacts/{id}/timeline`, newest first, with the `type` filter.
+pub async fn timeline(
+    state: &AppState,
+    org: Uuid,
+    id: Uuid,
+    q: TimelineQuery,
+) -> ApiResult<Page<TimelineEntry>> {
+    let conn = &state.db.conn;
+    load(conn, org, id).await?;
+    let (page, page_size) = (q.page.unwrap_or(1), q.page_size.unwrap_or(20));
+    let (data, total) = db::timeline::page(
+        conn,
+        org,
+        id,
+        q.entry_type.unwrap_or_default(),
+        page,
+        page_size,
+    )
+    .await?;
+    Ok(Page {
+        data,
+        meta: PageMeta::new(page, page_size, total),
+    })
+}

@@ -1,0 +1,146 @@
+//! Organisations and their defaults, users and API keys (used by the operator API and the
+//! demo seed).
+
+use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait};
+use uuid::Uuid;
+use wm_types::admin::{CreateApiKey, CreateOrganization};
+use wm_types::enums::{ChannelType, StageCategory};
+
+use crate::auth::{generate_key, hash_key, scopes_to_db};
+use crate::db::entities::{api_key, channel, lifecycle_stage, organization, user};
+use crate::error::{ApiError, ApiResult, is_unique_violation};
+
+/// The stages every new organisation starts with.
+pub const DEFAULT_STAGES: [(&str, StageCategory, i32); 4] = [
+    ("Lead", StageCategory::Lead, 1),
+    ("Qualified", StageCategory::InProgress, 2),
+    ("Customer", StageCategory::Customer, 3),
+    ("Inactive", StageCategory::Inactive, 4),
+];
+
+/// Creates an organisation with its default stages and an active MESSAGING_APP_A channel.
+pub async fn create(
+    conn: &impl ConnectionTrait,
+    body: CreateOrganization,
+    now: i64,
+) -> ApiResult<organization::Model> {
+    let org = organization::Entity::insert(organization::ActiveModel {
+        id: Set(Uuid::new_v4()),
+        name: Set(body.name.trim().to_owned()),
+        currency: Set(body.currency.unwrap_or_else(|| "USD".to_owned())),
+        timezone: Set(body.timezone.unwrap_or_else(|| "UTC".to_owned())),
+        included_utility_messages: Set(body.included_utility_messages.unwrap_or(0)),
+        created_at: Set(now),
+    })
+    .exec_with_returning(conn)
+    .await?;
+    for (name, category, order) in DEFAULT_STAGES {
+        add_stage(conn, org.id, name, category, order, now).await?;
+    }
+    add_channel(conn, org.id, ChannelType::MessagingAppA, now).await?;
+    Ok(org)
+}
+
+/// Adds a lifecycle stage.
+pub async fn add_stage(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    name: &str,
+    category: StageCategory,
+    order: i32,
+    now: i64,
+) -> ApiResult<lifecycle_stage::Model> {
+    Ok(
+        lifecycle_stage::Entity::insert(lifecycle_stage::ActiveModel {
+            id: Set(Uuid::new_v4()),
+            organization_id: Set(org),
+            name: Set(name.trim().to_owned()),
+            position: Set(order),
+            category: Set(category.as_str().to_owned()),
+            created_at: Set(now),
+        })
+        .exec_with_returning(conn)
+        .await?,
+    )
+}
+
+/// Adds an active channel.
+pub async fn add_channel(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    kind: ChannelType,
+    now: i64,
+) -> ApiResult<channel::Model> {
+    Ok(channel::Entity::insert(channel::ActiveModel {
+        id: Set(Uuid::new_v4()),
+        organization_id: Set(org),
+        channel_type: Set(kind.as_str().to_owned()),
+        active: Set(true),
+        created_at: Set(now),
+    })
+    .exec_with_returning(conn)
+    .await?)
+}
+
+/// Adds a user; 409 when the e-mail is taken in the organisation.
+pub async fn add_user(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    full_name: &str,
+    email: &str,
+    now: i64,
+) -> ApiResult<user::Model> {
+    user::Entity::insert(user::ActiveModel {
+        id: Set(Uuid::new_v4()),
+        organization_id: Set(org),
+        full_name: Set(full_name.trim().to_owned()),
+        email: Set(email.trim().to_lowercase()),
+        created_at: Set(now),
+    })
+    .exec_with_returning(conn)
+    .await
+    .map_err(|e| {
+        if is_unique_violation(&e) {
+            ApiError::conflict("A user with this email already exists in the organization.")
+        } else {
+            e.into()
+        }
+    })
+}
+
+/// Creates an API key for a user of the organisation; returns the row and the plaintext key,
+/// which is never stored.
+pub async fn add_api_key(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    body: CreateApiKey,
+    now: i64,
+) -> ApiResult<(api_key::Model, String)> {
+    if crate::db::lookups::user(conn, org, body.user_id)
+        .await?
+        .is_none()
+    {
+        return Err(ApiError::invalid(
+            "userId must be a user of this organization",
+        ));
+    }
+    if body.expires_at.is_some_and(|t| t.millis() <= now) {
+        return Err(ApiError::invalid("expiresAt must be in the future"));
+    }
+    let key = generate_key();
+    let row = api_key::Entity::insert(api_key::ActiveModel {
+        id: Set(Uuid::new_v4()),
+        organization_id: Set(org),
+        user_id: Set(body.user_id),
+        name: Set(body.name.trim().to_owned()),
+        key_hash: Set(hash_key(&key)),
+        prefix: Set(key[..12].to_owned()),
+        scopes: Set(scopes_to_db(&body.scopes)),
+        expires_at: Set(body.expires_at.map(|t| t.millis())),
+        revoked_at: Set(None),
+        created_at: Set(now),
+    })
+    .exec_with_returning(conn)
+    .await?;
+    Ok((row, key))
+}
