@@ -74,7 +74,7 @@ mod tests {
     #[test]
     fn admits_exactly_the_limit_in_any_window() {
         let rl = RateLimiter::new(600);
-        let key = Uuid::new_v4();
+        let key = Uuid::now_v7();
         // 600 spread over the first 30 s are admitted, the 601st is not.
         for i in 0..600 {
             assert!(rl.check(key, i * 50).allowed, "request {i}");
@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn a_token_bucket_burst_is_not_admitted_twice() {
         let rl = RateLimiter::new(600);
-        let key = Uuid::new_v4();
+        let key = Uuid::now_v7();
         let admitted = (0..1200).filter(|i| rl.check(key, i * 40).allowed).count();
         assert_eq!(admitted, 600, "48 s of traffic may admit only 600");
     }
@@ -102,7 +102,7 @@ mod tests {
     #[test]
     fn keys_are_independent() {
         let rl = RateLimiter::new(1);
-        assert!(rl.check(Uuid::new_v4(), 0).allowed);
-        assert!(rl.check(Uuid::new_v4(), 0).allowed);
+        assert!(rl.check(Uuid::now_v7(), 0).allowed);
+        assert!(rl.check(Uuid::now_v7(), 0).allowed);
     }
 }

@@ -49,7 +49,7 @@ async fn create(
         ));
     }
     let row = deal::Entity::insert(deal::ActiveModel {
-        id: Set(Uuid::new_v4()),
+        id: Set(Uuid::now_v7()),
         organization_id: Set(org),
         contact_id: Set(body.contact_id),
         title: Set(body.title.trim().to_owned()),

@@ -121,7 +121,7 @@ pub async fn insert(
     f: &ContactFields,
     now: i64,
 ) -> Result<contact::Model, DbErr> {
-    let id = Uuid::new_v4();
+    let id = Uuid::now_v7();
     let stage_changed_at = f.lifecycle_stage_id.map(|_| now);
     let model = contact::Entity::insert(active_model(id, org, f, stage_changed_at, now, now))
         .exec_with_returning(conn)

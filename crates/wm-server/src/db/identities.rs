@@ -34,7 +34,7 @@ pub async fn insert(
     now_ms: i64,
 ) -> Result<identity::Model, DbErr> {
     let model = identity::Model {
-        id: Uuid::new_v4(),
+        id: Uuid::now_v7(),
         organization_id: org,
         contact_id: contact,
         channel_id: channel,

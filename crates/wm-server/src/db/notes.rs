@@ -19,7 +19,7 @@ pub async fn insert(
     now_ms: i64,
 ) -> Result<note::Model, DbErr> {
     let model = note::Model {
-        id: Uuid::new_v4(),
+        id: Uuid::now_v7(),
         organization_id: org,
         contact_id: contact,
         author_id: author,

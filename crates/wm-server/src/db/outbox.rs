@@ -17,7 +17,7 @@ pub async fn push<T: Serialize>(
     data: &T,
     now_ms: i64,
 ) -> Result<Uuid, DbErr> {
-    let id = Uuid::new_v4();
+    let id = Uuid::now_v7();
     let envelope = Event {
         id,
         event: kind,

@@ -26,7 +26,7 @@ pub async fn add(
         .unwrap_or("unknown")
         .to_owned();
     timeline_entry::Entity::insert(timeline_entry::ActiveModel {
-        id: Set(Uuid::new_v4()),
+        id: Set(Uuid::now_v7()),
         organization_id: Set(org),
         contact_id: Set(contact),
         entry_type: Set(entry_type),

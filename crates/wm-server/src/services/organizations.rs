@@ -25,7 +25,7 @@ pub async fn create(
     now: i64,
 ) -> ApiResult<organization::Model> {
     let org = organization::Entity::insert(organization::ActiveModel {
-        id: Set(Uuid::new_v4()),
+        id: Set(Uuid::now_v7()),
         name: Set(body.name.trim().to_owned()),
         currency: Set(body.currency.unwrap_or_else(|| "USD".to_owned())),
         timezone: Set(body.timezone.unwrap_or_else(|| "UTC".to_owned())),
@@ -52,7 +52,7 @@ pub async fn add_stage(
 ) -> ApiResult<lifecycle_stage::Model> {
     Ok(
         lifecycle_stage::Entity::insert(lifecycle_stage::ActiveModel {
-            id: Set(Uuid::new_v4()),
+            id: Set(Uuid::now_v7()),
             organization_id: Set(org),
             name: Set(name.trim().to_owned()),
             position: Set(order),
@@ -72,7 +72,7 @@ pub async fn add_channel(
     now: i64,
 ) -> ApiResult<channel::Model> {
     Ok(channel::Entity::insert(channel::ActiveModel {
-        id: Set(Uuid::new_v4()),
+        id: Set(Uuid::now_v7()),
         organization_id: Set(org),
         channel_type: Set(kind.as_str().to_owned()),
         active: Set(true),
@@ -91,7 +91,7 @@ pub async fn add_user(
     now: i64,
 ) -> ApiResult<user::Model> {
     user::Entity::insert(user::ActiveModel {
-        id: Set(Uuid::new_v4()),
+        id: Set(Uuid::now_v7()),
         organization_id: Set(org),
         full_name: Set(full_name.trim().to_owned()),
         email: Set(email.trim().to_lowercase()),
@@ -129,7 +129,7 @@ pub async fn add_api_key(
     }
     let key = generate_key();
     let row = api_key::Entity::insert(api_key::ActiveModel {
-        id: Set(Uuid::new_v4()),
+        id: Set(Uuid::now_v7()),
         organization_id: Set(org),
         user_id: Set(body.user_id),
         name: Set(body.name.trim().to_owned()),

@@ -1,0 +1,17 @@
+//! The integration suite: every test on its own fresh database (SQLite in memory, or
+//! PostgreSQL when `WM_TEST_DATABASE_URL` is set), through the real router.
+
+mod admin;
+mod auth;
+mod contacts_bulk;
+mod contacts_create;
+mod contacts_delete;
+mod contacts_list;
+mod contacts_update;
+mod events;
+mod identities;
+mod lookups;
+mod notes_timeline;
+mod support;
+mod tcp;
+mod validation;

@@ -1,0 +1,313 @@
+//! Test harness: a fresh, migrated database per test (in-memory SQLite, or a new PostgreSQL
+//! database when `WM_TEST_DATABASE_URL` is set), the real router, a manual clock, and
+//! helpers to create organisations and keys through the operator API.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request, StatusCode};
+use chrono::Utc;
+use http_body_util::BodyExt;
+use sea_orm::{ConnectionTrait, Database};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use uuid::Uuid;
+use wm_core::time::ManualClock;
+use wm_server::db::Db;
+use wm_server::state::{AppState, Settings};
+
+pub const ADMIN: &str = "test-admin-token";
+
+/// Every scope of v1.
+pub const ALL_SCOPES: &[&str] = &[
+    "contacts:read",
+    "contacts:write",
+    "conversations:read",
+    "automations:read",
+    "campaigns:read",
+    "campaigns:write",
+    "reports:read",
+    "webhooks:read",
+    "webhooks:write",
+];
+
+/// A response as a caller sees it.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Resp {
+    /// The validation messages (panics when the body is not a validation error).
+    pub fn messages(&self) -> Vec<String> {
+        assert_eq!(self.status, StatusCode::BAD_REQUEST, "{:?}", self.body);
+        assert_eq!(self.body["error"], "Bad Request", "{:?}", self.body);
+        self.body["message"]
+            .as_array()
+            .unwrap_or_else(|| panic!("message is not an array: {:?}", self.body))
+            .iter()
+            .map(|m| m.as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    /// Asserts a validation error containing `msg`.
+    #[track_caller]
+    pub fn assert_invalid(&self, msg: &str) {
+        let m = self.messages();
+        assert!(m.iter().any(|x| x == msg), "expected {msg:?} in {m:?}");
+    }
+
+    /// Asserts a business error.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, code: Option<&str>) {
+        assert_eq!(self.status.as_u16(), status, "{:?}", self.body);
+        assert_eq!(self.body["statusCode"], status, "{:?}", self.body);
+        match code {
+            Some(c) => assert_eq!(self.body["code"], c, "{:?}", self.body),
+            None => assert!(self.body.get("code").is_none(), "{:?}", self.body),
+        }
+        assert!(self.body["message"].is_string(), "{:?}", self.body);
+    }
+
+    #[track_caller]
+    pub fn ok(self, status: u16) -> Value {
+        assert_eq!(self.status.as_u16(), status, "{:?}", self.body);
+        self.body
+    }
+}
+
+/// A server under test.
+pub struct TestApp {
+    pub state: AppState,
+    pub router: Router,
+    pub clock: Arc<ManualClock>,
+}
+
+async fn fresh_database() -> Db {
+    match std::env::var("WM_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => {
+            let admin = Database::connect(&url)
+                .await
+                .expect("connect to WM_TEST_DATABASE_URL");
+            let name = format!("wm_test_{}", Uuid::new_v4().simple());
+            admin
+                .execute_unprepared(&format!("CREATE DATABASE {name}"))
+                .await
+                .expect("create test database");
+            admin.close().await.ok();
+            let (head, query) = match url.split_once('?') {
+                Some((h, q)) => (h, format!("?{q}")),
+                None => (url.as_str(), String::new()),
+            };
+            let (server, _) = head.rsplit_once('/').expect("database URL has a path");
+            Db::connect(&format!("{server}/{name}{query}"))
+                .await
+                .expect("connect test database")
+        }
+        _ => Db::connect("sqlite::memory:").await.expect("sqlite memory"),
+    }
+}
+
+impl TestApp {
+    pub async fn new() -> TestApp {
+        Self::with_limit(600).await
+    }
+
+    pub async fn with_limit(rate_limit_per_minute: u32) -> TestApp {
+        let db = fresh_database().await;
+        db.migrate().await.expect("migrate");
+        let clock = Arc::new(ManualClock::new(Utc::now()));
+        let state = AppState::new(
+            db,
+            clock.clone(),
+            Settings {
+                admin_token: ADMIN.to_owned(),
+                rate_limit_per_minute,
+            },
+        );
+        let router = Router::new().nest("/api/v1", wm_server::router(state.clone()));
+        TestApp {
+            state,
+            router,
+            clock,
+        }
+    }
+
+    /// Sends a request; `token` is put in `Authorization: Bearer`.
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> Resp {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(format!("/api/v1{path}"));
+        if let Some(t) = token {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        let req = match body {
+            Some(b) => req
+                .header("content-type", "application/json")
+                .body(Body::from(b.to_string())),
+            None => req.body(Body::empty()),
+        }
+        .expect("request");
+        self.send(req).await
+    }
+
+    /// Sends a raw request.
+    pub async fn send(&self, req: Request<Body>) -> Resp {
+        let res = self.router.clone().oneshot(req).await.expect("infallible");
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = res.into_body().collect().await.expect("body").to_bytes();
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
+        };
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub async fn admin(&self, method: Method, path: &str, body: Option<Value>) -> Resp {
+        self.call(method, &format!("/admin{path}"), Some(ADMIN), body)
+            .await
+    }
+
+    /// A new organisation with a user and an all-scopes key.
+    pub async fn org(&self) -> Org<'_> {
+        let org = self
+            .admin(
+                Method::POST,
+                "/organizations",
+                Some(json!({"name": "Test org"})),
+            )
+            .await
+            .ok(201);
+        let org_id = org["id"].as_str().expect("org id").to_owned();
+        let user = self
+            .admin(
+                Method::POST,
+                &format!("/organizations/{org_id}/users"),
+                Some(json!({"fullName": "Tess Tester", "email": "tess@example.com"})),
+            )
+            .await
+            .ok(201);
+        let user_id = user["id"].as_str().expect("user id").to_owned();
+        let mut o = Org {
+            app: self,
+            id: org_id,
+            user_id,
+            key: String::new(),
+        };
+        o.key = o.key_with(ALL_SCOPES).await;
+        o
+    }
+}
+
+/// An organisation under test, acting through its all-scopes key.
+pub struct Org<'a> {
+    pub app: &'a TestApp,
+    pub id: String,
+    pub user_id: String,
+    pub key: String,
+}
+
+impl Org<'_> {
+    /// A new key of this organisation's user with the given scopes.
+    pub async fn key_with(&self, scopes: &[&str]) -> String {
+        let r = self
+            .admin(
+                Method::POST,
+                "/api-keys",
+                Some(json!({"name": "k", "userId": self.user_id, "scopes": scopes})),
+            )
+            .await
+            .ok(201);
+        r["key"].as_str().expect("key").to_owned()
+    }
+
+    /// An operator call under `/admin/organizations/{id}`.
+    pub async fn admin(&self, method: Method, path: &str, body: Option<Value>) -> Resp {
+        self.app
+            .admin(method, &format!("/organizations/{}{path}", self.id), body)
+            .await
+    }
+
+    pub async fn get(&self, path: &str) -> Resp {
+        self.app
+            .call(Method::GET, path, Some(&self.key), None)
+            .await
+    }
+    pub async fn post(&self, path: &str, body: Value) -> Resp {
+        self.app
+            .call(Method::POST, path, Some(&self.key), Some(body))
+            .await
+    }
+    pub async fn patch(&self, path: &str, body: Value) -> Resp {
+        self.app
+            .call(Method::PATCH, path, Some(&self.key), Some(body))
+            .await
+    }
+    pub async fn delete(&self, path: &str) -> Resp {
+        self.app
+            .call(Method::DELETE, path, Some(&self.key), None)
+            .await
+    }
+
+    /// Creates a contact and returns its body.
+    pub async fn contact(&self, body: Value) -> Value {
+        self.post("/contacts", body).await.ok(201)
+    }
+
+    /// The id of the default stage with that name.
+    pub async fn stage(&self, name: &str) -> String {
+        let stages = self.get("/lifecycle-stages").await.ok(200);
+        stages["data"]
+            .as_array()
+            .and_then(|a| a.iter().find(|s| s["name"] == name))
+            .and_then(|s| s["id"].as_str())
+            .unwrap_or_else(|| panic!("no stage {name}"))
+            .to_owned()
+    }
+
+    /// The events in this organisation's outbox, oldest first: (kind, data).
+    pub async fn events(&self) -> Vec<(String, Value)> {
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+        use wm_server::db::entities::outbox_event;
+        let org: Uuid = self.id.parse().expect("uuid");
+        outbox_event::Entity::find()
+            .filter(outbox_event::Column::OrganizationId.eq(org))
+            .order_by_asc(outbox_event::Column::CreatedAt)
+            .all(&self.app.state.db.conn)
+            .await
+            .expect("outbox")
+            .into_iter()
+            .map(|e| {
+                let v: Value = serde_json::from_str(&e.payload).expect("payload json");
+                assert_eq!(v["event"], e.event_type);
+                (e.event_type, v["data"].clone())
+            })
+            .collect()
+    }
+}
+
+/// The ids of a list body's `data`.
+pub fn ids(list: &Value) -> Vec<String> {
+    list["data"]
+        .as_array()
+        .expect("data array")
+        .iter()
+        .map(|c| c["id"].as_str().expect("id").to_owned())
+        .collect()
+}
