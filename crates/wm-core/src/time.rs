@@ -57,6 +57,18 @@ pub fn parse_iso8601(s: &str) -> Option<Timestamp> {
     Some(Timestamp(d.and_hms_opt(0, 0, 0)?.and_utc()))
 }
 
+/// Whether `tz` names a time zone the server can use for calendar days. Offsets are not
+/// zones; only `UTC`, `Etc/*` and `Area/City` names are accepted (the name is checked for
+/// form here; the server resolves it).
+pub fn is_timezone(tz: &str) -> bool {
+    tz == "UTC"
+        || (tz.contains('/')
+            && tz.len() <= 64
+            && tz
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'-' | b'+')))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,16 +97,4 @@ mod tests {
         c.advance(Duration::minutes(5));
         assert_eq!(c.now(), start + Duration::minutes(5));
     }
-}
-
-/// Whether `tz` names a time zone the server can use for calendar days. Offsets are not
-/// zones; only `UTC`, `Etc/*` and `Area/City` names are accepted (the name is checked for
-/// form here; the server resolves it).
-pub fn is_timezone(tz: &str) -> bool {
-    tz == "UTC"
-        || (tz.contains('/')
-            && tz.len() <= 64
-            && tz
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'-' | b'+')))
 }

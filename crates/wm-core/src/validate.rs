@@ -564,6 +564,22 @@ pub fn with_paging(schema: Schema) -> Schema {
         .optional("pageSize", kinds::int(Some(1), Some(100)))
 }
 
+/// A request type with a validation schema: the server's `ValidatedJson` and
+/// `ValidatedQuery` extractors accept any `T: Validated`.
+pub trait Validated: DeserializeOwned {
+    /// The schema the raw JSON must satisfy before deserialisation.
+    fn schema() -> &'static Schema;
+}
+
+static PAGING: std::sync::LazyLock<Schema> =
+    std::sync::LazyLock::new(|| with_paging(Schema::new()));
+
+impl Validated for wm_types::PageQuery {
+    fn schema() -> &'static Schema {
+        &PAGING
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::kinds::*;
@@ -670,21 +686,5 @@ mod tests {
         assert!(is_uuid("67e55044-10b1-426f-9247-bb680e5fe0c8"));
         assert!(!is_uuid("67e5504410b1426f9247bb680e5fe0c8"));
         assert!(!is_uuid("{67e55044-10b1-426f-9247-bb680e5fe0c8}"));
-    }
-}
-
-/// A request type with a validation schema: the server's `ValidatedJson` and
-/// `ValidatedQuery` extractors accept any `T: Validated`.
-pub trait Validated: DeserializeOwned {
-    /// The schema the raw JSON must satisfy before deserialisation.
-    fn schema() -> &'static Schema;
-}
-
-static PAGING: std::sync::LazyLock<Schema> =
-    std::sync::LazyLock::new(|| with_paging(Schema::new()));
-
-impl Validated for wm_types::PageQuery {
-    fn schema() -> &'static Schema {
-        &PAGING
     }
 }

@@ -141,16 +141,28 @@ fn event_data(m: &contact::Model, stages: &StageNames) -> ContactEventData {
 
 /// Records what a change did: a `stage` timeline entry and `contact.stage_changed` when the
 /// stage moved, and `contact.updated` with the changed fields.
+/// One contact's change, as `record_change` needs it.
+struct Change<'a> {
+    before: &'a contact::Model,
+    after: &'a contact::Model,
+    changed: &'a [&'static str],
+    /// Made by `/contacts/bulk`.
+    bulk: bool,
+}
+
 async fn record_change(
     conn: &impl ConnectionTrait,
     auth: &AuthContext,
-    before: &contact::Model,
-    after: &contact::Model,
-    changed: &[&'static str],
-    bulk: bool,
+    change: Change<'_>,
     stages: &StageNames,
     now: i64,
 ) -> ApiResult<()> {
+    let Change {
+        before,
+        after,
+        changed,
+        bulk,
+    } = change;
     if changed.is_empty() {
         return Ok(());
     }
@@ -328,7 +340,13 @@ pub async fn update(
         ensure_phone_identity(&*txn, org, id, phone, now).await?;
     }
     let stages = stage_names(&*txn, org).await?;
-    record_change(&*txn, auth, &before, &after, &changed, false, &stages, now).await?;
+    let change = Change {
+        before: &before,
+        after: &after,
+        changed: &changed,
+        bulk: false,
+    };
+    record_change(&*txn, auth, change, &stages, now).await?;
     txn.commit().await?;
     detail(state, org, &after).await
 }
@@ -380,7 +398,13 @@ pub async fn bulk(
             continue;
         }
         let after = db::contacts::save(&*txn, before, &fields, now).await?;
-        record_change(&*txn, auth, before, &after, &changed, true, &stages, now).await?;
+        let change = Change {
+            before,
+            after: &after,
+            changed: &changed,
+            bulk: true,
+        };
+        record_change(&*txn, auth, change, &stages, now).await?;
     }
     if too_many_tags {
         return Err(ApiError::invalid(format!(

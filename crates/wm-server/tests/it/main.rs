@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)]
 //! The integration suite: every test on its own fresh database (SQLite in memory, or
 //! PostgreSQL when `WM_TEST_DATABASE_URL` is set), through the real router.
 
