@@ -4,13 +4,13 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use sea_orm::{ActiveModelTrait, ActiveValue::Set, IntoActiveModel, QueryOrder};
+use sea_orm::{ActiveModelTrait, ActiveValue::Set, IntoActiveModel, Order};
 use wm_types::admin::{ApiKey, ApiKeyCreated, CreateApiKey};
 use wm_types::lookups::List;
 
-use super::org_of;
+use super::{list_in_org, org_of};
 use crate::db::entities::api_key;
-use crate::db::tenant::{find_in_org, in_org};
+use crate::db::tenant::find_in_org;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{NoQuery, ValidatedJson, path_id};
 use crate::services::organizations as svc;
@@ -54,14 +54,13 @@ async fn list(
     Path(org): Path<String>,
     _: NoQuery,
 ) -> ApiResult<Json<List<ApiKey>>> {
-    let org = org_of(&s, &org).await?;
-    let rows = in_org::<api_key::Entity>(org)
-        .order_by_asc(api_key::Column::CreatedAt)
-        .all(&s.db.conn)
-        .await?;
-    Ok(Json(List {
-        data: rows.into_iter().map(api_key_view).collect(),
-    }))
+    list_in_org::<api_key::Entity, _>(
+        &s,
+        &org,
+        (api_key::Column::CreatedAt, Order::Asc),
+        api_key_view,
+    )
+    .await
 }
 
 async fn revoke(

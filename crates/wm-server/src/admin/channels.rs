@@ -4,12 +4,12 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use sea_orm::QueryOrder;
+use sea_orm::Order;
 use wm_types::admin::{Channel, CreateChannel};
 use wm_types::lookups::List;
 
-use super::org_of;
-use crate::db::{self, entities::channel, tenant::in_org};
+use super::{list_in_org, org_of};
+use crate::db::{self, entities::channel};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{NoQuery, ValidatedJson};
 use crate::services::organizations as svc;
@@ -51,12 +51,11 @@ async fn list(
     Path(org): Path<String>,
     _: NoQuery,
 ) -> ApiResult<Json<List<Channel>>> {
-    let org = org_of(&s, &org).await?;
-    let rows = in_org::<channel::Entity>(org)
-        .order_by_asc(channel::Column::CreatedAt)
-        .all(&s.db.conn)
-        .await?;
-    Ok(Json(List {
-        data: rows.into_iter().map(channel_view).collect(),
-    }))
+    list_in_org::<channel::Entity, _>(
+        &s,
+        &org,
+        (channel::Column::CreatedAt, Order::Asc),
+        channel_view,
+    )
+    .await
 }

@@ -5,18 +5,14 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, patch};
 use axum::{Json, Router};
-use sea_orm::{ActiveModelTrait, ActiveValue::Set, EntityTrait, IntoActiveModel, QueryOrder};
+use sea_orm::{ActiveModelTrait, ActiveValue::Set, EntityTrait, IntoActiveModel, Order};
 use uuid::Uuid;
 use wm_types::admin::{CreateDeal, Deal, UpdateDeal};
 use wm_types::enums::DealStatus;
 use wm_types::lookups::List;
 
-use super::org_of;
-use crate::db::{
-    self,
-    entities::deal,
-    tenant::{find_in_org, in_org},
-};
+use super::{list_in_org, org_of};
+use crate::db::{self, entities::deal, tenant::find_in_org};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{NoQuery, ValidatedJson, path_id};
 use crate::state::AppState;
@@ -68,14 +64,8 @@ async fn list(
     Path(org): Path<String>,
     _: NoQuery,
 ) -> ApiResult<Json<List<Deal>>> {
-    let org = org_of(&s, &org).await?;
-    let rows = in_org::<deal::Entity>(org)
-        .order_by_desc(deal::Column::CreatedAt)
-        .all(&s.db.conn)
-        .await?;
-    Ok(Json(List {
-        data: rows.into_iter().map(deal_view).collect(),
-    }))
+    list_in_org::<deal::Entity, _>(&s, &org, (deal::Column::CreatedAt, Order::Desc), deal_view)
+        .await
 }
 
 async fn update(

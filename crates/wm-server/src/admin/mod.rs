@@ -4,7 +4,12 @@
 use axum::Router;
 use uuid::Uuid;
 
+use axum::Json;
+use sea_orm::{Order, QueryOrder};
+use wm_types::lookups::List;
+
 use crate::db::entities::organization;
+use crate::db::tenant::{TenantEntity, in_org};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::path_id;
 use crate::state::AppState;
@@ -36,4 +41,25 @@ pub async fn org_of(state: &AppState, raw: &str) -> ApiResult<Uuid> {
         .await?
         .map(|o| o.id)
         .ok_or_else(|| ApiError::not_found("Organization"))
+}
+
+/// `{data}`: every row of `E` in the organisation of an operator path, sorted by `order`.
+pub async fn list_in_org<E, W>(
+    state: &AppState,
+    raw_org: &str,
+    order: (E::Column, Order),
+    view: fn(E::Model) -> W,
+) -> ApiResult<Json<List<W>>>
+where
+    E: TenantEntity,
+    E::Model: Send + Sync,
+{
+    let org = org_of(state, raw_org).await?;
+    let rows = in_org::<E>(org)
+        .order_by(order.0, order.1)
+        .all(&state.db.conn)
+        .await?;
+    Ok(Json(List {
+        data: rows.into_iter().map(view).collect(),
+    }))
 }
