@@ -26,6 +26,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod cache;
 pub mod config;
 pub mod db;
 pub mod demo;

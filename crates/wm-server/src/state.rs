@@ -5,6 +5,7 @@ use std::sync::Arc;
 use wm_core::time::Clock;
 
 use crate::auth::KeyCache;
+use crate::cache::LookupCache;
 use crate::db::Db;
 use crate::rate_limit::RateLimiter;
 
@@ -33,6 +34,8 @@ pub struct Inner {
     pub limiter: RateLimiter,
     /// Recently authenticated keys.
     pub keys: KeyCache,
+    /// Each organisation's stages, users and channels.
+    pub lookups: LookupCache,
 }
 
 impl AppState {
@@ -44,6 +47,7 @@ impl AppState {
             limiter: RateLimiter::new(settings.rate_limit_per_minute),
             settings,
             keys: KeyCache::default(),
+            lookups: LookupCache::default(),
         }))
     }
 

@@ -43,6 +43,7 @@ async fn create(
     }
     let ch = svc::add_channel(&*txn, org, body.channel_type, s.now_ms()).await?;
     txn.commit().await?;
+    s.lookups.invalidate(org);
     Ok((StatusCode::CREATED, Json(channel_view(ch))))
 }
 

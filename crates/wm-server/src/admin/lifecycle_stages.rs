@@ -41,6 +41,7 @@ async fn create(
     )
     .await?;
     txn.commit().await?;
+    s.lookups.invalidate(org);
     Ok((StatusCode::CREATED, Json(stage_view(stage))))
 }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use sea_orm::sea_query::{CaseStatement, Expr, Func, LikeExpr, Query, SimpleExpr};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait,
-    FromQueryResult, QueryFilter, QueryOrder, QuerySelect,
+    FromQueryResult, QueryFilter, QueryOrder, QuerySelect, TryIntoModel,
 };
 use uuid::Uuid;
 use wm_core::contacts::{ContactFields, search_text};
@@ -23,6 +23,7 @@ use wm_types::enums::{ChannelType, ConsentHow, ContactSource, StageCategory};
 use super::entities::{contact, contact_tag, identity, lifecycle_stage};
 use super::tenant::{find_in_org, in_org};
 use super::{deals, identities, lookups};
+use crate::cache::OrgLookups;
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -123,11 +124,12 @@ pub async fn insert(
 ) -> Result<contact::Model, DbErr> {
     let id = Uuid::now_v7();
     let stage_changed_at = f.lifecycle_stage_id.map(|_| now);
-    let model = contact::Entity::insert(active_model(id, org, f, stage_changed_at, now, now))
-        .exec_with_returning(conn)
+    let am = active_model(id, org, f, stage_changed_at, now, now);
+    contact::Entity::insert(am.clone())
+        .exec_without_returning(conn)
         .await?;
     write_tags(conn, org, id, &f.tags).await?;
-    Ok(model)
+    am.try_into_model()
 }
 
 /// Saves new fields over a stored contact (and its tag rows when they changed).
@@ -222,49 +224,77 @@ pub enum Shape {
     ListItem,
 }
 
-/// Builds the wire contacts for stored rows, loading stages, owners, identities and (for the
-/// detail) open deals in one query each.
+/// A stored identity as embedded in a contact.
+pub fn identity_ref(i: identity::Model) -> IdentityRef {
+    IdentityRef {
+        id: i.id,
+        channel_type: ChannelType::parse(&i.channel_type).unwrap_or(ChannelType::Unknown),
+        external_id: i.external_id,
+    }
+}
+
+/// The wire contact of a stored row, given its identities, its open deals (detail only)
+/// and the organisation's lookups (which must know its stage and owner).
+pub fn view(
+    r: &contact::Model,
+    identities: Vec<IdentityRef>,
+    open_deals: Vec<OpenDeal>,
+    l: &OrgLookups,
+    shape: Shape,
+) -> Contact {
+    let f = fields_of(r);
+    Contact {
+        id: r.id,
+        organization_id: (shape == Shape::Detail).then_some(r.organization_id),
+        full_name: f.full_name,
+        primary_phone: f.primary_phone.map(|p| p.as_str().to_owned()),
+        primary_email: f.primary_email,
+        company: f.company,
+        country: f.country,
+        source: f.source,
+        lifecycle_stage_id: r.lifecycle_stage_id,
+        lifecycle_stage: r
+            .lifecycle_stage_id
+            .and_then(|id| l.stage(id))
+            .map(|s| StageRef {
+                id: s.id,
+                name: s.name.clone(),
+                order: s.position,
+            }),
+        owner_id: r.owner_id,
+        owner: r.owner_id.and_then(|id| l.users.get(&id)).map(|u| UserRef {
+            id: u.id,
+            full_name: u.full_name.clone(),
+            email: u.email.clone(),
+        }),
+        opted_out: f.opted_out,
+        consent: f.consent,
+        tags: f.tags,
+        identities,
+        // Conversations arrive with the inbox; until then no contact has one.
+        last_conversation: (shape == Shape::ListItem).then_some(None),
+        open_deals: (shape == Shape::Detail).then_some(open_deals),
+        created_at: Timestamp::from_millis(r.created_at),
+        updated_at: Timestamp::from_millis(r.updated_at),
+    }
+}
+
+/// Builds the wire contacts for stored rows, loading identities and (for the detail) open
+/// deals in one query each.
 pub async fn views(
     conn: &impl ConnectionTrait,
     org: Uuid,
     rows: &[contact::Model],
     shape: Shape,
+    l: &OrgLookups,
 ) -> Result<Vec<Contact>, DbErr> {
     let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-    let stages: HashMap<Uuid, lifecycle_stage::Model> =
-        if rows.iter().any(|r| r.lifecycle_stage_id.is_some()) {
-            lookups::stages(conn, org)
-                .await?
-                .into_iter()
-                .map(|s| (s.id, s))
-                .collect()
-        } else {
-            HashMap::new()
-        };
-    let mut owner_ids: Vec<Uuid> = rows.iter().filter_map(|r| r.owner_id).collect();
-    owner_ids.sort_unstable();
-    owner_ids.dedup();
-    let owners: HashMap<Uuid, UserRef> = lookups::users_by_id(conn, org, owner_ids)
-        .await?
-        .into_iter()
-        .map(|u| {
-            (
-                u.id,
-                UserRef {
-                    id: u.id,
-                    full_name: u.full_name,
-                    email: u.email,
-                },
-            )
-        })
-        .collect();
     let mut idents: HashMap<Uuid, Vec<IdentityRef>> = HashMap::new();
     for i in identities::of_contacts(conn, org, ids.clone()).await? {
-        idents.entry(i.contact_id).or_default().push(IdentityRef {
-            id: i.id,
-            channel_type: ChannelType::parse(&i.channel_type).unwrap_or(ChannelType::Unknown),
-            external_id: i.external_id,
-        });
+        idents
+            .entry(i.contact_id)
+            .or_default()
+            .push(identity_ref(i));
     }
     let mut open: HashMap<Uuid, Vec<OpenDeal>> = HashMap::new();
     if shape == Shape::Detail {
@@ -280,38 +310,9 @@ pub async fn views(
     Ok(rows
         .iter()
         .map(|r| {
-            let f = fields_of(r);
-            Contact {
-                id: r.id,
-                organization_id: (shape == Shape::Detail).then_some(r.organization_id),
-                full_name: f.full_name,
-                primary_phone: f.primary_phone.map(|p| p.as_str().to_owned()),
-                primary_email: f.primary_email,
-                company: f.company,
-                country: f.country,
-                source: f.source,
-                lifecycle_stage_id: r.lifecycle_stage_id,
-                lifecycle_stage: r
-                    .lifecycle_stage_id
-                    .and_then(|id| stages.get(&id))
-                    .map(|s| StageRef {
-                        id: s.id,
-                        name: s.name.clone(),
-                        order: s.position,
-                    }),
-                owner_id: r.owner_id,
-                owner: r.owner_id.and_then(|id| owners.get(&id).cloned()),
-                opted_out: f.opted_out,
-                consent: f.consent,
-                tags: f.tags,
-                identities: idents.remove(&r.id).unwrap_or_default(),
-                // Conversations arrive with the inbox; until then no contact has one.
-                last_conversation: (shape == Shape::ListItem).then_some(None),
-                open_deals: (shape == Shape::Detail)
-                    .then(|| open.remove(&r.id).unwrap_or_default()),
-                created_at: Timestamp::from_millis(r.created_at),
-                updated_at: Timestamp::from_millis(r.updated_at),
-            }
+            let i = idents.remove(&r.id).unwrap_or_default();
+            let d = open.remove(&r.id).unwrap_or_default();
+            view(r, i, d, l, shape)
         })
         .collect())
 }
@@ -468,9 +469,9 @@ pub async fn list(
     org: Uuid,
     q: &ListContactsQuery,
     now: i64,
+    l: &OrgLookups,
 ) -> Result<ContactList, DbErr> {
-    let stages = lookups::stages(conn, org).await?;
-    let cats = Categories::new(&stages);
+    let cats = Categories::new(&l.stages);
     let base = filters(org, q, now);
     let tab = q.tab.unwrap_or_default();
 
@@ -518,7 +519,7 @@ pub async fn list(
         .limit(page_size)
         .all(conn)
         .await?;
-    let data = views(conn, org, &rows, Shape::ListItem).await?;
+    let data = views(conn, org, &rows, Shape::ListItem, l).await?;
 
     let days = q.days.unwrap_or(30);
     let since = now - i64::from(days) * DAY_MS;

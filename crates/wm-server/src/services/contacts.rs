@@ -3,9 +3,11 @@
 use std::collections::{HashMap, HashSet};
 
 use axum::http::StatusCode;
+use std::sync::Arc;
+
 use sea_orm::ConnectionTrait;
 use uuid::Uuid;
-use wm_core::contacts::{self as rules, ContactFields};
+use wm_core::contacts as rules;
 use wm_core::phone::Phone;
 use wm_core::tags::{merge_tags, normalize_tags};
 use wm_types::common::{Page, PageMeta};
@@ -19,38 +21,32 @@ use wm_types::events::{ContactEventData, EventKind};
 use wm_types::{PageQuery, Timestamp};
 
 use crate::auth::AuthContext;
-use crate::db::entities::{contact, lifecycle_stage};
+use crate::cache::OrgLookups;
+use crate::db::entities::contact;
 use crate::db::{self, contacts::Shape};
 use crate::error::{ApiError, ApiResult, is_unique_violation};
 use crate::state::AppState;
 
 const NOT_FOUND: &str = "Contact";
 
-/// Stage names by id, for timeline entries and events.
-type StageNames = HashMap<Uuid, String>;
-
-async fn stage_names(conn: &impl ConnectionTrait, org: Uuid) -> ApiResult<StageNames> {
-    Ok(db::lookups::stages(conn, org)
-        .await?
-        .into_iter()
-        .map(|s: lifecycle_stage::Model| (s.id, s.name))
-        .collect())
-}
-
-/// 400 unless the stage and the owner (when given) are the organisation's.
+/// 400 unless the stage and the owner (when given) are the organisation's. The cached
+/// lookups answer for ids they know; others are checked in the database.
 async fn check_refs(
     conn: &impl ConnectionTrait,
+    l: &OrgLookups,
     org: Uuid,
     stage: Option<Uuid>,
     owner: Option<Uuid>,
 ) -> ApiResult<()> {
     let mut errors = Vec::new();
     if let Some(id) = stage
+        && l.stage(id).is_none()
         && db::lookups::stage(conn, org, id).await?.is_none()
     {
         errors.push("lifecycleStageId must be a lifecycle stage of this organization".to_owned());
     }
     if let Some(id) = owner
+        && !l.users.contains_key(&id)
         && db::lookups::user(conn, org, id).await?.is_none()
     {
         errors.push("ownerId must be a user of this organization".to_owned());
@@ -60,6 +56,20 @@ async fn check_refs(
     } else {
         Err(ApiError::Validation(errors))
     }
+}
+
+/// The organisation's lookups, knowing the stage and owner of every given row.
+async fn lookups_for(
+    state: &AppState,
+    org: Uuid,
+    rows: &[&contact::Model],
+) -> ApiResult<Arc<OrgLookups>> {
+    let stages: Vec<Uuid> = rows.iter().filter_map(|r| r.lifecycle_stage_id).collect();
+    let users: Vec<Uuid> = rows.iter().filter_map(|r| r.owner_id).collect();
+    Ok(state
+        .lookups
+        .covering(&state.db.conn, org, stages, users)
+        .await?)
 }
 
 fn phone_exists(holder: &contact::Model) -> ApiError {
@@ -72,75 +82,47 @@ fn phone_exists(holder: &contact::Model) -> ApiError {
     .with("fullName", holder.full_name.clone())
 }
 
-/// 409 `CONTACT_PHONE_EXISTS` when another contact holds the phone, as its primary phone
-/// or as its MESSAGING_APP_A identity.
-async fn ensure_phone_free(
+/// The contact holding a phone: as its primary phone or as its MESSAGING_APP_A identity.
+async fn phone_holder(
     conn: &impl ConnectionTrait,
     org: Uuid,
     phone: &Phone,
-    except: Option<Uuid>,
-) -> ApiResult<()> {
-    if let Some(holder) = db::contacts::find_by_phone(conn, org, phone).await?
-        && Some(holder.id) != except
-    {
-        return Err(phone_exists(&holder));
+) -> ApiResult<Option<contact::Model>> {
+    if let Some(holder) = db::contacts::find_by_phone(conn, org, phone).await? {
+        return Ok(Some(holder));
     }
-    if let Some(ident) =
-        db::identities::find(conn, org, ChannelType::MessagingAppA, phone.digits()).await?
-        && Some(ident.contact_id) != except
-        && let Some(holder) = db::contacts::find(conn, org, ident.contact_id).await?
-    {
-        return Err(phone_exists(&holder));
+    match db::identities::find(conn, org, ChannelType::MessagingAppA, phone.digits()).await? {
+        Some(ident) => Ok(db::contacts::find(conn, org, ident.contact_id).await?),
+        None => Ok(None),
     }
-    Ok(())
 }
 
-/// Gives the contact the MESSAGING_APP_A identity of its phone, when the organisation has
-/// that channel active and the contact does not have it yet.
-async fn ensure_phone_identity(
-    conn: &impl ConnectionTrait,
-    org: Uuid,
-    contact: Uuid,
-    phone: &Phone,
-    now: i64,
-) -> ApiResult<()> {
-    let Some(channel) = db::lookups::active_channel(conn, org, ChannelType::MessagingAppA).await?
-    else {
-        return Ok(());
+/// A write lost to a unique index: 409 `CONTACT_PHONE_EXISTS` naming the holder. Called
+/// after the failed transaction is dropped (PostgreSQL aborts it), so it reads on the pool.
+async fn phone_conflict(state: &AppState, org: Uuid, phone: Option<&Phone>) -> ApiError {
+    let Some(phone) = phone else {
+        return ApiError::conflict("The contact conflicts with an existing one.");
     };
-    if db::identities::find(conn, org, ChannelType::MessagingAppA, phone.digits())
-        .await?
-        .is_none()
-    {
-        db::identities::insert(
-            conn,
-            org,
-            contact,
-            channel.id,
-            ChannelType::MessagingAppA,
-            phone.digits(),
-            now,
-        )
-        .await?;
+    match phone_holder(&state.db.conn, org, phone).await {
+        Ok(Some(holder)) => phone_exists(&holder),
+        Ok(None) => ApiError::conflict("The contact conflicts with an existing one."),
+        Err(e) => e,
     }
-    Ok(())
 }
 
-fn event_data(m: &contact::Model, stages: &StageNames) -> ContactEventData {
+fn event_data(m: &contact::Model, l: &OrgLookups) -> ContactEventData {
     ContactEventData {
         organization_id: m.organization_id,
         contact_id: m.id,
         full_name: m.full_name.clone(),
         primary_phone: m.primary_phone.clone(),
         primary_email: m.primary_email.clone(),
-        lifecycle_stage: m.lifecycle_stage_id.and_then(|id| stages.get(&id).cloned()),
+        lifecycle_stage: l.stage_name(m.lifecycle_stage_id),
         changed_fields: None,
         previous_stage: None,
     }
 }
 
-/// Records what a change did: a `stage` timeline entry and `contact.stage_changed` when the
-/// stage moved, and `contact.updated` with the changed fields.
 /// One contact's change, as `record_change` needs it.
 struct Change<'a> {
     before: &'a contact::Model,
@@ -154,7 +136,7 @@ async fn record_change(
     conn: &impl ConnectionTrait,
     auth: &AuthContext,
     change: Change<'_>,
-    stages: &StageNames,
+    l: &OrgLookups,
     now: i64,
 ) -> ApiResult<()> {
     let Change {
@@ -167,15 +149,11 @@ async fn record_change(
         return Ok(());
     }
     let org = after.organization_id;
-    let mut data = event_data(after, stages);
+    let mut data = event_data(after, l);
     data.changed_fields = Some(changed.iter().map(|s| (*s).to_owned()).collect());
     if before.lifecycle_stage_id != after.lifecycle_stage_id {
-        let from = before
-            .lifecycle_stage_id
-            .and_then(|id| stages.get(&id).cloned());
-        let to = after
-            .lifecycle_stage_id
-            .and_then(|id| stages.get(&id).cloned());
+        let from = l.stage_name(before.lifecycle_stage_id);
+        let to = l.stage_name(after.lifecycle_stage_id);
         let entry = TimelineKind::Stage {
             by: auth.user_name.clone(),
             from: from.clone(),
@@ -192,11 +170,13 @@ async fn record_change(
 }
 
 async fn detail(state: &AppState, org: Uuid, row: &contact::Model) -> ApiResult<Contact> {
+    let l = lookups_for(state, org, &[row]).await?;
     db::contacts::views(
         &state.db.conn,
         org,
         std::slice::from_ref(row),
         Shape::Detail,
+        &l,
     )
     .await?
     .pop()
@@ -211,7 +191,18 @@ async fn load(conn: &impl ConnectionTrait, org: Uuid, id: Uuid) -> ApiResult<con
 
 /// `GET /contacts`.
 pub async fn list(state: &AppState, org: Uuid, q: &ListContactsQuery) -> ApiResult<ContactList> {
-    Ok(db::contacts::list(&state.db.conn, org, q, state.now_ms()).await?)
+    let conn = &state.db.conn;
+    let l = state.lookups.get(conn, org).await?;
+    let mut list = db::contacts::list(conn, org, q, state.now_ms(), &l).await?;
+    if !l.knows(
+        list.data.iter().filter_map(|c| c.lifecycle_stage_id),
+        list.data.iter().filter_map(|c| c.owner_id),
+    ) {
+        // A stage or user newer than the cached copy: read again with fresh lookups.
+        let l = state.lookups.reload(conn, org).await?;
+        list = db::contacts::list(conn, org, q, state.now_ms(), &l).await?;
+    }
+    Ok(list)
 }
 
 /// `GET /contacts/{id}`.
@@ -221,7 +212,9 @@ pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Contact> {
 }
 
 /// `POST /contacts`: the contact, its phone identity, its first note, a `created` timeline
-/// entry and `contact.created`, all in one transaction.
+/// entry and `contact.created`, all in one transaction. The unique indexes on the phone and
+/// on identities decide conflicts (no read-then-write race); the answer is built from what
+/// was written.
 pub async fn create(
     state: &AppState,
     auth: &AuthContext,
@@ -235,21 +228,41 @@ pub async fn create(
         .filter(|n| !n.is_empty());
     let fields = rules::new_contact(body).map_err(ApiError::Validation)?;
     let now = state.now_ms();
+    let l = state
+        .lookups
+        .covering(
+            &state.db.conn,
+            org,
+            fields.lifecycle_stage_id,
+            fields.owner_id,
+        )
+        .await?;
+    let phone = fields.primary_phone.as_ref();
     let txn = state.db.write().await?;
-    check_refs(&*txn, org, fields.lifecycle_stage_id, fields.owner_id).await?;
-    if let Some(phone) = &fields.primary_phone {
-        ensure_phone_free(&*txn, org, phone, None).await?;
-    }
+    check_refs(&*txn, &l, org, fields.lifecycle_stage_id, fields.owner_id).await?;
     let row = match db::contacts::insert(&*txn, org, &fields, now).await {
         Ok(row) => row,
         Err(e) if is_unique_violation(&e) => {
             drop(txn);
-            return Err(conflict_after_race(state, org, &fields).await);
+            return Err(phone_conflict(state, org, phone).await);
         }
         Err(e) => return Err(e.into()),
     };
-    if let Some(phone) = &fields.primary_phone {
-        ensure_phone_identity(&*txn, org, row.id, phone, now).await?;
+    let mut identities = Vec::new();
+    if let Some(phone) = phone
+        && let Some(channel) = l.active_channel(ChannelType::MessagingAppA)
+    {
+        let kind = ChannelType::MessagingAppA;
+        match db::identities::insert(&*txn, org, row.id, channel.id, kind, phone.digits(), now)
+            .await
+        {
+            Ok(i) => identities.push(db::contacts::identity_ref(i)),
+            Err(e) if is_unique_violation(&e) => {
+                drop(txn);
+                return Err(phone_conflict(state, org, Some(phone)).await);
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
     db::timeline::add(
         &*txn,
@@ -269,30 +282,22 @@ pub async fn create(
         };
         db::timeline::add(&*txn, org, row.id, now, &entry).await?;
     }
-    let stages = stage_names(&*txn, org).await?;
     db::outbox::push(
         &*txn,
         org,
         EventKind::ContactCreated,
-        &event_data(&row, &stages),
+        &event_data(&row, &l),
         now,
     )
     .await?;
     txn.commit().await?;
-    detail(state, org, &row).await
-}
-
-/// A unique violation lost a race with another writer of the same phone: answer as if the
-/// check had seen it.
-async fn conflict_after_race(state: &AppState, org: Uuid, fields: &ContactFields) -> ApiError {
-    let Some(phone) = &fields.primary_phone else {
-        return ApiError::conflict("The contact conflicts with an existing one.");
-    };
-    match db::contacts::find_by_phone(&state.db.conn, org, phone).await {
-        Ok(Some(holder)) => phone_exists(&holder),
-        Ok(None) => ApiError::conflict("The contact conflicts with an existing one."),
-        Err(e) => e.into(),
-    }
+    Ok(db::contacts::view(
+        &row,
+        identities,
+        Vec::new(),
+        &l,
+        Shape::Detail,
+    ))
 }
 
 /// `PATCH /contacts/{id}`: only sent fields change; nothing is recorded when nothing changed.
@@ -304,6 +309,7 @@ pub async fn update(
 ) -> ApiResult<Contact> {
     let org = auth.org_id;
     let now = state.now_ms();
+    let l = state.lookups.get(&state.db.conn, org).await?;
     let txn = state.db.write().await?;
     let before = load(&*txn, org, id).await?;
     let (fields, changed) = rules::apply_update(&db::contacts::fields_of(&before), patch)
@@ -314,6 +320,7 @@ pub async fn update(
     }
     check_refs(
         &*txn,
+        &l,
         org,
         fields
             .lifecycle_stage_id
@@ -325,28 +332,50 @@ pub async fn update(
         .primary_phone
         .as_ref()
         .filter(|p| before.primary_phone.as_deref() != Some(p.as_str()));
+    let mut add_identity = None;
     if let Some(phone) = new_phone {
-        ensure_phone_free(&*txn, org, phone, Some(id)).await?;
+        match phone_holder(&*txn, org, phone).await? {
+            Some(holder) if holder.id != id => return Err(phone_exists(&holder)),
+            Some(_) => {}
+            None => {
+                add_identity = l
+                    .active_channel(ChannelType::MessagingAppA)
+                    .map(|c| (c.id, phone))
+            }
+        }
     }
     let after = match db::contacts::save(&*txn, &before, &fields, now).await {
         Ok(after) => after,
         Err(e) if is_unique_violation(&e) => {
             drop(txn);
-            return Err(conflict_after_race(state, org, &fields).await);
+            return Err(phone_conflict(state, org, new_phone).await);
         }
         Err(e) => return Err(e.into()),
     };
-    if let Some(phone) = new_phone {
-        ensure_phone_identity(&*txn, org, id, phone, now).await?;
+    if let Some((channel, phone)) = add_identity {
+        let kind = ChannelType::MessagingAppA;
+        db::identities::insert(&*txn, org, id, channel, kind, phone.digits(), now).await?;
     }
-    let stages = stage_names(&*txn, org).await?;
+    // Inside the write transaction: a reload must use it (an in-memory SQLite pool has one
+    // connection, which the transaction holds).
+    let l = state
+        .lookups
+        .covering(
+            &*txn,
+            org,
+            [before.lifecycle_stage_id, after.lifecycle_stage_id]
+                .into_iter()
+                .flatten(),
+            after.owner_id,
+        )
+        .await?;
     let change = Change {
         before: &before,
         after: &after,
         changed: &changed,
         bulk: false,
     };
-    record_change(&*txn, auth, change, &stages, now).await?;
+    record_change(&*txn, auth, change, &l, now).await?;
     txn.commit().await?;
     detail(state, org, &after).await
 }
@@ -374,10 +403,25 @@ pub async fn bulk(
         .collect::<HashSet<_>>()
         .into_iter()
         .collect();
+    let l = state
+        .lookups
+        .covering(
+            &state.db.conn,
+            org,
+            body.lifecycle_stage_id,
+            body.owner_id.flatten(),
+        )
+        .await?;
     let txn = state.db.write().await?;
-    check_refs(&*txn, org, body.lifecycle_stage_id, body.owner_id.flatten()).await?;
+    check_refs(
+        &*txn,
+        &l,
+        org,
+        body.lifecycle_stage_id,
+        body.owner_id.flatten(),
+    )
+    .await?;
     let rows = db::contacts::find_many(&*txn, org, ids.clone()).await?;
-    let stages = stage_names(&*txn, org).await?;
     let mut too_many_tags = false;
     for before in &rows {
         let current = db::contacts::fields_of(before);
@@ -404,7 +448,7 @@ pub async fn bulk(
             changed: &changed,
             bulk: true,
         };
-        record_change(&*txn, auth, change, &stages, now).await?;
+        record_change(&*txn, auth, change, &l, now).await?;
     }
     if too_many_tags {
         return Err(ApiError::invalid(format!(
