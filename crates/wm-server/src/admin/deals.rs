@@ -55,6 +55,7 @@ async fn create(
     })
     .exec_with_returning(&*txn)
     .await?;
+    db::contacts::add_open_deals(&*txn, body.contact_id, 1).await?;
     txn.commit().await?;
     Ok((StatusCode::CREATED, Json(deal_view(row))))
 }
@@ -81,9 +82,15 @@ async fn update(
         .one(&*txn)
         .await?
         .ok_or_else(|| ApiError::not_found("Deal"))?;
+    let open = DealStatus::Open.as_str();
+    let delta = i32::from(body.status == DealStatus::Open) - i32::from(row.status == open);
+    let contact = row.contact_id;
     let mut am = row.into_active_model();
     am.status = Set(body.status.as_str().to_owned());
     let row = am.update(&*txn).await?;
+    if delta != 0 {
+        db::contacts::add_open_deals(&*txn, contact, delta).await?;
+    }
     txn.commit().await?;
     Ok(Json(deal_view(row)))
 }

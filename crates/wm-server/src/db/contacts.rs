@@ -4,8 +4,9 @@ use std::collections::HashMap;
 
 use sea_orm::sea_query::{CaseStatement, Expr, Func, LikeExpr, Query, SimpleExpr};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait,
-    FromQueryResult, QueryFilter, QueryOrder, QuerySelect, TryIntoModel,
+    ActiveValue::{NotSet, Set},
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait, FromQueryResult,
+    QueryFilter, QueryOrder, QuerySelect, TryIntoModel,
 };
 use uuid::Uuid;
 use wm_core::contacts::{ContactFields, search_text};
@@ -72,6 +73,8 @@ fn active_model(
         consent_at: Set(f.consent.at.map(|t| t.millis())),
         consent_how: Set(f.consent.how.map(|h| h.as_str().to_owned())),
         tags: Set(serde_json::to_string(&f.tags).unwrap_or_else(|_| "[]".to_owned())),
+        identities: NotSet,
+        open_deals: NotSet,
         search_text: Set(search_text(f)),
         stage_changed_at: Set(stage_changed_at),
         created_at: Set(created),
@@ -115,16 +118,19 @@ pub async fn find_many(
         .await
 }
 
-/// Inserts a contact and its tag rows.
+/// Inserts a contact (with the identities about to be inserted for it) and its tag rows.
 pub async fn insert(
     conn: &impl ConnectionTrait,
+    id: Uuid,
     org: Uuid,
     f: &ContactFields,
+    identities: &[IdentityRef],
     now: i64,
 ) -> Result<contact::Model, DbErr> {
-    let id = Uuid::now_v7();
     let stage_changed_at = f.lifecycle_stage_id.map(|_| now);
-    let am = active_model(id, org, f, stage_changed_at, now, now);
+    let mut am = active_model(id, org, f, stage_changed_at, now, now);
+    am.identities = Set(identities_json(identities));
+    am.open_deals = Set(0);
     contact::Entity::insert(am.clone())
         .exec_without_returning(conn)
         .await?;
@@ -162,6 +168,55 @@ pub async fn save(
         write_tags(conn, current.organization_id, current.id, &f.tags).await?;
     }
     Ok(model)
+}
+
+fn identities_json(identities: &[IdentityRef]) -> String {
+    serde_json::to_string(identities).unwrap_or_else(|_| "[]".to_owned())
+}
+
+/// The identities mirrored on a contact row.
+pub fn identities_of(m: &contact::Model) -> Vec<IdentityRef> {
+    serde_json::from_str(&m.identities).unwrap_or_default()
+}
+
+/// Rewrites the identities mirrored on a contact from `contact_identities`.
+pub async fn refresh_identities(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    contact: Uuid,
+) -> Result<(), DbErr> {
+    use sea_orm::sea_query::Expr;
+    let list: Vec<IdentityRef> = identities::of_contacts(conn, org, vec![contact])
+        .await?
+        .into_iter()
+        .map(identity_ref)
+        .collect();
+    contact::Entity::update_many()
+        .col_expr(
+            contact::Column::Identities,
+            Expr::val(identities_json(&list)).into(),
+        )
+        .filter(contact::Column::Id.eq(contact))
+        .exec(conn)
+        .await?;
+    Ok(())
+}
+
+/// Adds `delta` to a contact's open-deal count.
+pub async fn add_open_deals(
+    conn: &impl ConnectionTrait,
+    contact: Uuid,
+    delta: i32,
+) -> Result<(), DbErr> {
+    contact::Entity::update_many()
+        .col_expr(
+            contact::Column::OpenDeals,
+            Expr::col(contact::Column::OpenDeals).add(delta),
+        )
+        .filter(contact::Column::Id.eq(contact))
+        .exec(conn)
+        .await?;
+    Ok(())
 }
 
 async fn write_tags(
@@ -279,8 +334,8 @@ pub fn view(
     }
 }
 
-/// Builds the wire contacts for stored rows, loading identities and (for the detail) open
-/// deals in one query each.
+/// Builds the wire contacts for stored rows; only the detail of a contact with open deals
+/// needs another query.
 pub async fn views(
     conn: &impl ConnectionTrait,
     org: Uuid,
@@ -288,17 +343,14 @@ pub async fn views(
     shape: Shape,
     l: &OrgLookups,
 ) -> Result<Vec<Contact>, DbErr> {
-    let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-    let mut idents: HashMap<Uuid, Vec<IdentityRef>> = HashMap::new();
-    for i in identities::of_contacts(conn, org, ids.clone()).await? {
-        idents
-            .entry(i.contact_id)
-            .or_default()
-            .push(identity_ref(i));
-    }
+    let with_deals: Vec<Uuid> = rows
+        .iter()
+        .filter(|r| r.open_deals > 0)
+        .map(|r| r.id)
+        .collect();
     let mut open: HashMap<Uuid, Vec<OpenDeal>> = HashMap::new();
-    if shape == Shape::Detail {
-        for d in deals::open_of_contacts(conn, org, ids).await? {
+    if shape == Shape::Detail && !with_deals.is_empty() {
+        for d in deals::open_of_contacts(conn, org, with_deals).await? {
             open.entry(d.contact_id).or_default().push(OpenDeal {
                 id: d.id,
                 title: d.title,
@@ -310,9 +362,8 @@ pub async fn views(
     Ok(rows
         .iter()
         .map(|r| {
-            let i = idents.remove(&r.id).unwrap_or_default();
             let d = open.remove(&r.id).unwrap_or_default();
-            view(r, i, d, l, shape)
+            view(r, identities_of(r), d, l, shape)
         })
         .collect())
 }

@@ -1,6 +1,6 @@
 //! Deals: open ones show on the contact detail and block its deletion.
 
-use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, PaginatorTrait, QueryFilter, QueryOrder};
+use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, QueryFilter, QueryOrder};
 use uuid::Uuid;
 use wm_types::enums::DealStatus;
 
@@ -21,18 +21,5 @@ pub async fn open_of_contacts(
         .filter(deal::Column::Status.eq(DealStatus::Open.as_str()))
         .order_by_desc(deal::Column::CreatedAt)
         .all(conn)
-        .await
-}
-
-/// How many open deals a contact has.
-pub async fn open_count(
-    conn: &impl ConnectionTrait,
-    org: Uuid,
-    contact: Uuid,
-) -> Result<u64, DbErr> {
-    in_org::<deal::Entity>(org)
-        .filter(deal::Column::ContactId.eq(contact))
-        .filter(deal::Column::Status.eq(DealStatus::Open.as_str()))
-        .count(conn)
         .await
 }

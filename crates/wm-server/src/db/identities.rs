@@ -23,9 +23,11 @@ pub async fn find(
         .await
 }
 
-/// Inserts an identity.
+/// Inserts an identity (the caller mirrors it on the contact row).
+#[allow(clippy::too_many_arguments)]
 pub async fn insert(
     conn: &impl ConnectionTrait,
+    id: Uuid,
     org: Uuid,
     contact: Uuid,
     channel: Uuid,
@@ -34,7 +36,7 @@ pub async fn insert(
     now_ms: i64,
 ) -> Result<identity::Model, DbErr> {
     let model = identity::Model {
-        id: Uuid::now_v7(),
+        id,
         organization_id: org,
         contact_id: contact,
         channel_id: channel,

@@ -13,8 +13,8 @@ use wm_core::tags::{merge_tags, normalize_tags};
 use wm_types::common::{Page, PageMeta};
 use wm_types::contacts::{
     AuthorRef, BulkResult, BulkUpdateContacts, ChannelRef, Contact, ContactList, CreateContact,
-    CreateIdentity, CreateNote, Identity, ListContactsQuery, Note, TimelineEntry, TimelineKind,
-    TimelineQuery, UpdateContact,
+    CreateIdentity, CreateNote, Identity, IdentityRef, ListContactsQuery, Note, TimelineEntry,
+    TimelineKind, TimelineQuery, UpdateContact,
 };
 use wm_types::enums::ChannelType;
 use wm_types::events::{ContactEventData, EventKind};
@@ -240,7 +240,18 @@ pub async fn create(
     let phone = fields.primary_phone.as_ref();
     let txn = state.db.write().await?;
     check_refs(&*txn, &l, org, fields.lifecycle_stage_id, fields.owner_id).await?;
-    let row = match db::contacts::insert(&*txn, org, &fields, now).await {
+    // The phone's MESSAGING_APP_A identity is mirrored on the row, so it is planned first.
+    let planned = phone.zip(l.active_channel(ChannelType::MessagingAppA));
+    let identities: Vec<IdentityRef> = planned
+        .map(|(p, _)| IdentityRef {
+            id: Uuid::now_v7(),
+            channel_type: ChannelType::MessagingAppA,
+            external_id: p.digits().to_owned(),
+        })
+        .into_iter()
+        .collect();
+    let id = Uuid::now_v7();
+    let row = match db::contacts::insert(&*txn, id, org, &fields, &identities, now).await {
         Ok(row) => row,
         Err(e) if is_unique_violation(&e) => {
             drop(txn);
@@ -248,18 +259,24 @@ pub async fn create(
         }
         Err(e) => return Err(e.into()),
     };
-    let mut identities = Vec::new();
-    if let Some(phone) = phone
-        && let Some(channel) = l.active_channel(ChannelType::MessagingAppA)
-    {
+    if let (Some((_, channel)), Some(ident)) = (planned, identities.first()) {
         let kind = ChannelType::MessagingAppA;
-        match db::identities::insert(&*txn, org, row.id, channel.id, kind, phone.digits(), now)
-            .await
-        {
-            Ok(i) => identities.push(db::contacts::identity_ref(i)),
+        let inserted = db::identities::insert(
+            &*txn,
+            ident.id,
+            org,
+            id,
+            channel.id,
+            kind,
+            &ident.external_id,
+            now,
+        )
+        .await;
+        match inserted {
+            Ok(_) => {}
             Err(e) if is_unique_violation(&e) => {
                 drop(txn);
-                return Err(phone_conflict(state, org, Some(phone)).await);
+                return Err(phone_conflict(state, org, phone).await);
             }
             Err(e) => return Err(e.into()),
         }
@@ -354,7 +371,18 @@ pub async fn update(
     };
     if let Some((channel, phone)) = add_identity {
         let kind = ChannelType::MessagingAppA;
-        db::identities::insert(&*txn, org, id, channel, kind, phone.digits(), now).await?;
+        db::identities::insert(
+            &*txn,
+            Uuid::now_v7(),
+            org,
+            id,
+            channel,
+            kind,
+            phone.digits(),
+            now,
+        )
+        .await?;
+        db::contacts::refresh_identities(&*txn, org, id).await?;
     }
     // Inside the write transaction: a reload must use it (an in-memory SQLite pool has one
     // connection, which the transaction holds).
@@ -376,6 +404,11 @@ pub async fn update(
         bulk: false,
     };
     record_change(&*txn, auth, change, &l, now).await?;
+    let after = if add_identity.is_some() {
+        load(&*txn, org, id).await?
+    } else {
+        after
+    };
     txn.commit().await?;
     detail(state, org, &after).await
 }
@@ -467,8 +500,7 @@ pub async fn bulk(
 /// campaigns) may go; it takes its notes, identities and timeline with it.
 pub async fn delete(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<()> {
     let txn = state.db.write().await?;
-    load(&*txn, org, id).await?;
-    if db::deals::open_count(&*txn, org, id).await? > 0 {
+    if load(&*txn, org, id).await?.open_deals > 0 {
         return Err(ApiError::business(
             StatusCode::CONFLICT,
             Some("CONTACT_HAS_HISTORY"),
@@ -518,16 +550,27 @@ pub async fn add_identity(
             ))
         };
     }
-    let created =
-        match db::identities::insert(&*txn, org, id, channel.id, kind, &external_id, now).await {
-            Ok(m) => m,
-            Err(e) if is_unique_violation(&e) => {
-                return Err(ApiError::conflict(
-                    "This channel identity already belongs to another contact.",
-                ));
-            }
-            Err(e) => return Err(e.into()),
-        };
+    let created = match db::identities::insert(
+        &*txn,
+        Uuid::now_v7(),
+        org,
+        id,
+        channel.id,
+        kind,
+        &external_id,
+        now,
+    )
+    .await
+    {
+        Ok(m) => m,
+        Err(e) if is_unique_violation(&e) => {
+            return Err(ApiError::conflict(
+                "This channel identity already belongs to another contact.",
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    db::contacts::refresh_identities(&*txn, org, id).await?;
     txn.commit().await?;
     Ok((StatusCode::CREATED, view(created)))
 }

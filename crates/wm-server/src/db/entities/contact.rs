@@ -23,6 +23,11 @@ pub struct Model {
     pub consent_how: Option<String>,
     /// JSON array of tags, in order (the `contact_tags` rows serve filtering).
     pub tags: String,
+    /// JSON array of the identities (`IdentityRef`), mirrored from `contact_identities`
+    /// in the same transaction, so reading a contact is one query.
+    pub identities: String,
+    /// Number of OPEN deals, kept with the deals in the same transaction.
+    pub open_deals: i32,
     /// Lower-cased name, phone, e-mail and company for `q`.
     pub search_text: String,
     /// When the contact last entered its current stage.

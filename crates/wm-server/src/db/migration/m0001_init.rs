@@ -168,6 +168,8 @@ impl MigrationTrait for Migration {
                 .col(big_integer_null("consent_at"))
                 .col(string_null("consent_how"))
                 .col(text("tags"))
+                .col(text("identities"))
+                .col(integer("open_deals"))
                 .col(text("search_text"))
                 .col(big_integer_null("stage_changed_at"))
                 .col(big_integer("created_at"))
