@@ -65,7 +65,7 @@ impl Db {
         let sqlite = url.starts_with("sqlite:");
         if sqlite {
             let memory = url.contains(":memory:") || url.contains("mode=memory");
-            opts.max_connections(if memory { 1 } else { 4 })
+            opts.max_connections(if memory { 1 } else { 8 })
                 .min_connections(1)
                 .map_sqlx_sqlite_opts(|o| {
                     o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
