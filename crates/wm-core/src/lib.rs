@@ -7,6 +7,7 @@
 //! - [`tags`]: tag normalisation and merging.
 //! - [`contacts`]: contact request schemas and the create/update rules.
 //! - [`admin`]: schemas of the operator API bodies.
+//! - [`webhooks`]: webhook schemas, URL checks, retry schedule.
 //! - [`time`]: the injectable [`time::Clock`] and ISO 8601 parsing.
 //!
 //! ```
@@ -20,5 +21,6 @@ pub mod phone;
 pub mod tags;
 pub mod time;
 pub mod validate;
+pub mod webhooks;
 
 pub use validate::Validated;

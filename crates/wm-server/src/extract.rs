@@ -33,6 +33,8 @@ macro_rules! scopes {
 scopes!(
     ContactsRead => ContactsRead,
     ContactsWrite => ContactsWrite,
+    WebhooksRead => WebhooksRead,
+    WebhooksWrite => WebhooksWrite,
 );
 
 /// The caller, checked for scope `S`.

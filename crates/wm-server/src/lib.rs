@@ -9,14 +9,16 @@
 //! Modules: [`config`] (flags), [`state`], [`error`] (the spec's error bodies), [`extract`]
 //! (auth, validated JSON/query), [`auth`] (keys, middlewares), [`rate_limit`], [`routes`]
 //! (one module per resource), [`admin`] (operator API), [`services`] (use cases),
-//! [`db`] (entities, migrations, queries), [`demo`].
+//! [`db`] (entities, migrations, queries), [`worker`] (webhook delivery), [`cache`], [`demo`].
+//!
+//! A host app that mounts [`router`] runs the workers with [`worker::spawn_all`].
 //!
 //! ```no_run
 //! # async fn run() -> anyhow::Result<()> {
 //! use std::sync::Arc;
 //! let db = wm_server::db::Db::connect("sqlite::memory:").await?;
 //! db.migrate().await?;
-//! let settings = wm_server::state::Settings { admin_token: "secret".into(), rate_limit_per_minute: 600 };
+//! let settings = wm_server::state::Settings::new("operator-secret");
 //! let state = wm_server::state::AppState::new(db, Arc::new(wm_core::time::SystemClock), settings);
 //! let app = axum::Router::new().nest("/api/v1", wm_server::router(state));
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
@@ -37,6 +39,7 @@ pub mod routes;
 pub mod services;
 pub mod state;
 pub mod views;
+pub mod worker;
 
 use std::sync::Arc;
 
@@ -105,6 +108,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let settings = Settings {
         admin_token: admin_token.clone(),
         rate_limit_per_minute: args.rate_limit_per_minute,
+        webhook_retry_schedule: args.webhook_retry_schedule.0.clone(),
+        allow_insecure_webhooks: args.allow_insecure_webhooks,
     };
     let state = AppState::new(db, Arc::new(wm_core::time::SystemClock), settings);
     let listener = tokio::net::TcpListener::bind(args.listen).await?;

@@ -16,6 +16,22 @@ pub struct Settings {
     pub admin_token: String,
     /// Requests per key in any 60 s.
     pub rate_limit_per_minute: u32,
+    /// Delays of the webhook retries after the first attempt.
+    pub webhook_retry_schedule: Vec<std::time::Duration>,
+    /// Allow http:// and private/loopback webhook targets (development and tests).
+    pub allow_insecure_webhooks: bool,
+}
+
+impl Settings {
+    /// The defaults of DESIGN §3 with the given operator token.
+    pub fn new(admin_token: impl Into<String>) -> Settings {
+        Settings {
+            admin_token: admin_token.into(),
+            rate_limit_per_minute: 600,
+            webhook_retry_schedule: wm_core::webhooks::DEFAULT_SCHEDULE.to_vec(),
+            allow_insecure_webhooks: false,
+        }
+    }
 }
 
 /// Shared state; `Arc` inside so clones are free.

@@ -9,6 +9,7 @@
 //! - [`lookups`]: lifecycle stages and users.
 //! - [`admin`]: the operator API (organisations, users, keys, stages, channels, deals).
 //! - [`events`]: webhook event envelopes and payloads.
+//! - [`webhooks`]: webhooks and their delivery log.
 //!
 //! ```
 //! use wm_types::contacts::CreateContact;
@@ -25,5 +26,6 @@ pub mod contacts;
 pub mod enums;
 pub mod events;
 pub mod lookups;
+pub mod webhooks;
 
 pub use common::{Money, Page, PageMeta, PageQuery, Timestamp};

@@ -21,6 +21,7 @@ pub mod deals;
 pub mod lifecycle_stages;
 pub mod organizations;
 pub mod users;
+pub mod webhooks;
 
 /// Every operator route.
 pub fn router() -> Router<AppState> {
@@ -31,6 +32,7 @@ pub fn router() -> Router<AppState> {
         .merge(lifecycle_stages::router())
         .merge(channels::router())
         .merge(deals::router())
+        .merge(webhooks::router())
 }
 
 /// The organisation of an operator path; 404 when it does not exist.

@@ -194,7 +194,7 @@ pub async fn refresh_identities(
     contact::Entity::update_many()
         .col_expr(
             contact::Column::Identities,
-            Expr::val(identities_json(&list)).into(),
+            Expr::val(identities_json(&list)),
         )
         .filter(contact::Column::Id.eq(contact))
         .exec(conn)

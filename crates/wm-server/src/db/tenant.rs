@@ -30,7 +30,9 @@ tenant!(
     identity,
     note,
     deal,
-    timeline_entry
+    timeline_entry,
+    webhook,
+    webhook_delivery
 );
 
 /// Every row of `E` in `org`.

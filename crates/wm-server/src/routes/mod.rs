@@ -7,6 +7,7 @@ use crate::state::AppState;
 pub mod contacts;
 pub mod lifecycle_stages;
 pub mod users;
+pub mod webhooks;
 
 /// Every API-key route (mounted behind [`crate::auth::api_key_auth`]).
 pub fn router() -> Router<AppState> {
@@ -14,4 +15,5 @@ pub fn router() -> Router<AppState> {
         .merge(contacts::router())
         .merge(lifecycle_stages::router())
         .merge(users::router())
+        .merge(webhooks::router())
 }

@@ -3,3 +3,4 @@
 
 pub mod contacts;
 pub mod organizations;
+pub mod webhooks;

@@ -16,3 +16,4 @@ mod notes_timeline;
 mod support;
 mod tcp;
 mod validation;
+mod webhooks;

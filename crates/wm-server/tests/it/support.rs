@@ -117,23 +117,34 @@ impl TestApp {
     }
 
     pub async fn with_limit(rate_limit_per_minute: u32) -> TestApp {
+        Self::with_settings(|s| s.rate_limit_per_minute = rate_limit_per_minute).await
+    }
+
+    /// A server whose settings `f` adjusts; by default webhooks may target loopback (the
+    /// test receivers listen there).
+    pub async fn with_settings(f: impl FnOnce(&mut Settings)) -> TestApp {
         let db = fresh_database().await;
         db.migrate().await.expect("migrate");
         let clock = Arc::new(ManualClock::new(Utc::now()));
-        let state = AppState::new(
-            db,
-            clock.clone(),
-            Settings {
-                admin_token: ADMIN.to_owned(),
-                rate_limit_per_minute,
-            },
-        );
+        let mut settings = Settings::new(ADMIN);
+        settings.allow_insecure_webhooks = true;
+        f(&mut settings);
+        let state = AppState::new(db, clock.clone(), settings);
         let router = Router::new().nest("/api/v1", wm_server::router(state.clone()));
         TestApp {
             state,
             router,
             clock,
         }
+    }
+
+    /// One pass of the webhook worker, as a restarted server would make it.
+    pub async fn deliver(&self) -> wm_server::worker::webhooks::Outcome {
+        wm_server::worker::webhooks::WebhookWorker::new(self.state.clone())
+            .expect("worker")
+            .run_once()
+            .await
+            .expect("webhook pass")
     }
 
     /// Sends a request; `token` is put in `Authorization: Bearer`.

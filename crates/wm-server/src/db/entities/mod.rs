@@ -14,3 +14,6 @@ pub mod organization;
 pub mod outbox_event;
 pub mod timeline_entry;
 pub mod user;
+pub mod webhook;
+pub mod webhook_attempt;
+pub mod webhook_delivery;

@@ -3,6 +3,7 @@
 use sea_orm_migration::prelude::*;
 
 mod m0001_init;
+mod m0002_webhooks;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -10,6 +11,9 @@ pub struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(m0001_init::Migration)]
+        vec![
+            Box::new(m0001_init::Migration),
+            Box::new(m0002_webhooks::Migration),
+        ]
     }
 }

@@ -1,0 +1,238 @@
+//! Webhook rules: the management schemas, target URL checks, the retry schedule and the
+//! pause threshold.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use wm_types::events::EventKind;
+use wm_types::webhooks::{CreateWebhook, UpdateWebhook, WebhookStatus};
+
+use crate::validate::kinds::*;
+use crate::validate::{Kind, Schema, Validated};
+
+/// Most webhooks per organisation.
+pub const MAX_WEBHOOKS: u64 = 10;
+/// Consecutive exhausted deliveries that pause a webhook.
+pub const PAUSE_AFTER: u32 = 10;
+/// How long a receiver has to answer.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+/// How much of a response body is kept.
+pub const RESPONSE_KEEP: usize = 1024;
+/// How long deliveries are kept.
+pub const RETENTION: Duration = Duration::from_secs(7 * 86_400);
+/// The default retry delays after the first attempt.
+pub const DEFAULT_SCHEDULE: [Duration; 5] = [
+    Duration::from_secs(60),
+    Duration::from_secs(300),
+    Duration::from_secs(1800),
+    Duration::from_secs(7200),
+    Duration::from_secs(43_200),
+];
+
+fn events_kind() -> Kind {
+    Kind::Array {
+        item: Box::new(one_of(&EventKind::wire_values())),
+        min: Some(1),
+        max: Some(EventKind::ALL.len() * 2),
+    }
+}
+
+static CREATE: LazyLock<Schema> = LazyLock::new(|| {
+    Schema::new()
+        .required("url", string_len(1, 2048))
+        .required("events", events_kind())
+        .optional("description", string_max(500))
+});
+static UPDATE: LazyLock<Schema> = LazyLock::new(|| {
+    Schema::new()
+        .optional_not_null("url", string_len(1, 2048))
+        .optional_not_null("events", events_kind())
+        .optional("description", string_max(500))
+        .optional_not_null("status", one_of(&WebhookStatus::wire_values()))
+});
+
+impl Validated for CreateWebhook {
+    fn schema() -> &'static Schema {
+        &CREATE
+    }
+}
+impl Validated for UpdateWebhook {
+    fn schema() -> &'static Schema {
+        &UPDATE
+    }
+}
+
+/// The delay before the attempt after `attempts_made` failed ones, or `None` when the
+/// retries are exhausted (1 attempt + one per schedule entry).
+pub fn next_delay(schedule: &[Duration], attempts_made: u32) -> Option<Duration> {
+    schedule
+        .get((attempts_made as usize).checked_sub(1)?)
+        .copied()
+}
+
+/// Whether an address is one a webhook may not reach: loopback, private, link-local,
+/// unspecified, CGNAT, multicast, broadcast, documentation and unique-local ranges
+/// (IPv4-mapped IPv6 addresses are judged as IPv4).
+pub fn is_forbidden_ip(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => forbidden_v4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => forbidden_v4(v4),
+            None => forbidden_v6(v6),
+        },
+    }
+}
+
+fn forbidden_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        || ip.is_broadcast()
+        || ip.is_multicast()
+        || ip.is_documentation()
+        || a == 0
+        || (a == 100 && (64..128).contains(&b))
+        || (a == 198 && (b == 18 || b == 19))
+        || a >= 240
+}
+
+fn forbidden_v6(ip: Ipv6Addr) -> bool {
+    let first = ip.segments()[0];
+    ip.is_loopback()
+        || ip.is_unspecified()
+        || ip.is_multicast()
+        || (first & 0xfe00) == 0xfc00
+        || (first & 0xffc0) == 0xfe80
+        || first == 0x2001 && ip.segments()[1] == 0x0db8
+}
+
+/// A target URL split into what the checks need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// `https` or `http`.
+    pub scheme: String,
+    /// Host name or IP literal (without brackets).
+    pub host: String,
+    /// Port (default of the scheme when absent).
+    pub port: u16,
+}
+
+/// Parses a webhook URL and checks its form: https (http only when insecure targets are
+/// allowed), a host, no credentials; an IP-literal host must not be a forbidden address
+/// (unless allowed). Names are resolved and checked by the server, at creation and again
+/// when connecting.
+pub fn check_url(url: &str, allow_insecure: bool) -> Result<Target, String> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or("url must be an absolute http(s) URL")?;
+    let scheme = scheme.to_ascii_lowercase();
+    match scheme.as_str() {
+        "https" => {}
+        "http" if allow_insecure => {}
+        "http" => return Err("url must use https".into()),
+        _ => return Err("url must be an absolute http(s) URL".into()),
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err("url must not contain credentials".into());
+    }
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (h, after) = v6.split_once(']').ok_or("url has a malformed host")?;
+        (h.to_owned(), after.strip_prefix(':'))
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h.to_owned(), Some(p)),
+            None => (authority.to_owned(), None),
+        }
+    };
+    if host.is_empty() || host.chars().any(|c| c.is_whitespace()) {
+        return Err("url must have a host".into());
+    }
+    let default_port = if scheme == "https" { 443 } else { 80 };
+    let port = match port {
+        Some(p) => p.parse::<u16>().map_err(|_| "url has a malformed port")?,
+        None => default_port,
+    };
+    if !allow_insecure {
+        if let Ok(ip) = host.parse::<IpAddr>()
+            && is_forbidden_ip(ip)
+        {
+            return Err("url must not point to a private, loopback or link-local address".into());
+        }
+        if host.eq_ignore_ascii_case("localhost")
+            || host.to_ascii_lowercase().ends_with(".localhost")
+        {
+            return Err("url must not point to a private, loopback or link-local address".into());
+        }
+    }
+    Ok(Target {
+        scheme,
+        host: host.to_ascii_lowercase(),
+        port,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_gives_five_retries() {
+        let s = DEFAULT_SCHEDULE;
+        assert_eq!(next_delay(&s, 0), None);
+        assert_eq!(next_delay(&s, 1), Some(Duration::from_secs(60)));
+        assert_eq!(next_delay(&s, 5), Some(Duration::from_secs(43_200)));
+        assert_eq!(
+            next_delay(&s, 6),
+            None,
+            "1 attempt + 5 retries, then exhausted"
+        );
+    }
+
+    #[test]
+    fn forbidden_addresses() {
+        for bad in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+            "255.255.255.255",
+        ] {
+            assert!(is_forbidden_ip(bad.parse().unwrap()), "{bad}");
+        }
+        for ok in ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111"] {
+            assert!(!is_forbidden_ip(ok.parse().unwrap()), "{ok}");
+        }
+    }
+
+    #[test]
+    fn urls_must_be_https_and_public() {
+        assert_eq!(
+            check_url("https://hooks.example.com/wm?x=1", false).unwrap(),
+            Target {
+                scheme: "https".into(),
+                host: "hooks.example.com".into(),
+                port: 443
+            }
+        );
+        assert!(check_url("http://hooks.example.com", false).is_err());
+        assert!(check_url("https://127.0.0.1/x", false).is_err());
+        assert!(check_url("https://[::1]:8443/x", false).is_err());
+        assert!(check_url("https://localhost/x", false).is_err());
+        assert!(check_url("https://user:pw@example.com", false).is_err());
+        assert!(check_url("ftp://example.com", false).is_err());
+        assert!(check_url("example.com", false).is_err());
+        let t = check_url("http://127.0.0.1:9000/hook", true).unwrap();
+        assert_eq!((t.host.as_str(), t.port), ("127.0.0.1", 9000));
+    }
+}

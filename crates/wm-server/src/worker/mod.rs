@@ -1,0 +1,24 @@
+//! Background workers. Each claims its work in the database (so replicas can run side by
+//! side and a restart loses nothing) and exposes `run_once()` so tests drive it
+//! deterministically; `spawn_all` runs them until the cancellation token fires.
+
+pub mod webhooks;
+
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::state::AppState;
+
+/// How often workers look for work.
+pub const POLL: Duration = Duration::from_millis(200);
+
+/// Starts every worker.
+pub fn spawn_all(
+    state: &AppState,
+    cancel: CancellationToken,
+) -> anyhow::Result<Vec<JoinHandle<()>>> {
+    let hooks = webhooks::WebhookWorker::new(state.clone())?;
+    Ok(vec![tokio::spawn(hooks.run(cancel))])
+}
