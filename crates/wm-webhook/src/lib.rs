@@ -6,6 +6,9 @@
 //! passes. Comparison is constant-time, and timestamps further than the tolerance (300 s by
 //! default) from "now" are refused, which bounds replays.
 //!
+//! With the `axum` feature, [`extract::VerifiedEvent`] does all of it for an axum receiver,
+//! dropping deliveries already seen ([`ReplayGuard`]).
+//!
 //! ```
 //! use wm_webhook::{sign_header, verify};
 //! let secret = "whsec_test";
@@ -15,6 +18,8 @@
 //! assert!(verify(secret, &header, b"tampered", 1_795_000_010).is_err());
 //! ```
 
+#[cfg(feature = "axum")]
+pub mod extract;
 mod replay;
 
 pub use replay::{InMemoryReplayGuard, ReplayGuard};
