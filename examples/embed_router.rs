@@ -26,10 +26,7 @@ async fn my_auth(req: Request, next: Next) -> Result<Response, StatusCode> {
 async fn main() -> anyhow::Result<()> {
     let db = wm_server::db::Db::connect("sqlite::memory:").await?;
     db.migrate().await?;
-    let settings = wm_server::state::Settings {
-        admin_token: wm_server::random_token(),
-        rate_limit_per_minute: 600,
-    };
+    let settings = wm_server::state::Settings::new(wm_server::random_token());
     println!("operator token: {}", settings.admin_token);
     let state = wm_server::state::AppState::new(db, Arc::new(wm_core::time::SystemClock), settings);
 
