@@ -21,6 +21,7 @@
 mod macros;
 
 pub mod admin;
+pub mod campaigns;
 pub mod common;
 pub mod contacts;
 pub mod enums;

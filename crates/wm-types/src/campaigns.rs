@@ -1,0 +1,605 @@
+//! Campaigns, their recipients, templates, sender numbers, the wallet and its ledger.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::common::{Money, PageMeta, Timestamp};
+use crate::enums::RecipientStatus;
+
+wire_enum!(
+    /// Where a campaign stands.
+    CampaignStatus {
+        Draft = "DRAFT",
+        Scheduled = "SCHEDULED",
+        Sending = "SENDING",
+        Paused = "PAUSED",
+        Completed = "COMPLETED",
+    }
+);
+
+wire_enum!(
+    /// The category of a message template, which decides its price.
+    TemplateCategory {
+        Marketing = "MARKETING",
+        Utility = "UTILITY",
+        Authentication = "AUTHENTICATION",
+    }
+);
+
+wire_enum!(
+    /// The messaging platform's review state of a template.
+    TemplateStatus {
+        Approved = "APPROVED",
+        Pending = "PENDING",
+        Rejected = "REJECTED",
+    }
+);
+
+wire_enum!(
+    /// The messaging platform's quality rating of a sender number.
+    QualityRating {
+        Green = "GREEN",
+        Yellow = "YELLOW",
+        Red = "RED",
+    }
+);
+
+wire_enum!(
+    /// A wallet ledger entry's kind.
+    LedgerKind {
+        TopUp = "TOP_UP",
+        Charge = "CHARGE",
+        Refund = "REFUND",
+    }
+);
+
+/// Why the service paused a campaign.
+pub const STOP_INSUFFICIENT_BALANCE: &str = "INSUFFICIENT_BALANCE";
+
+/// A message template of the organisation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Template {
+    /// Template id.
+    pub id: Uuid,
+    /// Name.
+    pub name: String,
+    /// Category.
+    pub category: TemplateCategory,
+    /// Language code (`es_MX`, `en`).
+    pub language: String,
+    /// Text with positional variables `{{1}}`, `{{2}}`.
+    pub body_text: String,
+    /// Review state; only APPROVED templates can be sent.
+    pub status: TemplateStatus,
+    /// The variable positions the body uses, in order (`["1", "2"]`).
+    pub variables: Vec<String>,
+    /// Creation time.
+    pub created_at: Timestamp,
+}
+
+/// A sender phone number of the organisation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PhoneNumber {
+    /// Number id.
+    pub id: Uuid,
+    /// `+` and digits.
+    pub number_e164: String,
+    /// Display name.
+    pub display_name: String,
+    /// Quality rating.
+    pub quality_rating: QualityRating,
+    /// Creation time.
+    pub created_at: Timestamp,
+}
+
+/// The template as embedded in a campaign: `{name, category, language}` in lists, plus
+/// `{id, bodyText, status}` on the detail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignTemplate {
+    /// Template id (detail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<Uuid>,
+    /// Name.
+    pub name: String,
+    /// Category.
+    pub category: TemplateCategory,
+    /// Language.
+    pub language: String,
+    /// Body (detail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_text: Option<String>,
+    /// Review state (detail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<TemplateStatus>,
+}
+
+/// The sender number as embedded in a campaign: `{numberE164, displayName}` in lists, plus
+/// `{id, qualityRating}` on the detail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignPhoneNumber {
+    /// Number id (detail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<Uuid>,
+    /// The number.
+    pub number_e164: String,
+    /// Display name.
+    pub display_name: String,
+    /// Quality rating (detail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality_rating: Option<QualityRating>,
+}
+
+/// The recipient funnel: sent, delivered and read count recipients that reached at least
+/// that step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignStats {
+    /// Recipients.
+    pub total: u64,
+    /// Not processed yet.
+    pub pending: u64,
+    /// Sent or further.
+    pub sent: u64,
+    /// Delivered or further.
+    pub delivered: u64,
+    /// Read or further.
+    pub read: u64,
+    /// Replied.
+    pub replied: u64,
+    /// Failed.
+    pub failed: u64,
+    /// processed / total × 100 (one decimal).
+    pub progress_pct: f64,
+}
+
+/// Failures grouped by reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorByReason {
+    /// The provider's or the service's reason.
+    pub reason: String,
+    /// Recipients that failed for it.
+    pub count: u64,
+}
+
+/// `{id, fullName, primaryPhone}` of a recipient's contact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecipientContact {
+    /// Contact id.
+    pub id: Uuid,
+    /// Name.
+    pub full_name: Option<String>,
+    /// Phone.
+    pub primary_phone: Option<String>,
+}
+
+/// A recent reply to a campaign.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LastReply {
+    /// Who replied.
+    pub contact: RecipientContact,
+    /// When.
+    pub replied_at: Timestamp,
+}
+
+/// A campaign. `organizationId` and the list fields always; the detail adds
+/// `estimatedCost`, `realCost`, `errorsByReason`, `lastReplies` and fuller template and
+/// phone-number objects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Campaign {
+    /// Campaign id.
+    pub id: Uuid,
+    /// Organisation.
+    pub organization_id: Uuid,
+    /// Sender number.
+    pub phone_number_id: Uuid,
+    /// Template.
+    pub template_id: Uuid,
+    /// Name, at least 2 characters.
+    pub name: String,
+    /// Status.
+    pub status: CampaignStatus,
+    /// When a scheduled send starts.
+    pub scheduled_at: Option<Timestamp>,
+    /// When sending started.
+    pub started_at: Option<Timestamp>,
+    /// When it completed.
+    pub completed_at: Option<Timestamp>,
+    /// When it was paused.
+    pub paused_at: Option<Timestamp>,
+    /// When the next staggered batch goes out.
+    pub next_batch_at: Option<Timestamp>,
+    /// Staggered batch size.
+    pub batch_size: Option<u32>,
+    /// Minutes between staggered batches.
+    pub batch_interval_min: Option<u32>,
+    /// Why the service paused it (`INSUFFICIENT_BALANCE`); null for a user pause.
+    pub stop_reason: Option<String>,
+    /// The campaign it was duplicated from.
+    pub source_campaign_id: Option<Uuid>,
+    /// Where each template variable comes from (`{"1": "{{firstName}}"}`).
+    pub variables: serde_json::Map<String, serde_json::Value>,
+    /// Creation time.
+    pub created_at: Timestamp,
+    /// Last change.
+    pub updated_at: Timestamp,
+    /// Template.
+    pub template: CampaignTemplate,
+    /// Sender number.
+    pub phone_number: CampaignPhoneNumber,
+    /// Estimated cost of the pending recipients (detail; null without recipients).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_cost: Option<Option<Money>>,
+    /// Charged so far, net of refunds (detail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real_cost: Option<Money>,
+    /// The funnel.
+    pub stats: CampaignStats,
+    /// Failures by reason (detail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors_by_reason: Option<Vec<ErrorByReason>>,
+    /// Latest replies (detail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_replies: Option<Vec<LastReply>>,
+}
+
+/// Counts per campaign tab.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CampaignTabs {
+    /// All.
+    pub all: u64,
+    /// SENDING and PAUSED.
+    pub sending: u64,
+    /// SCHEDULED.
+    pub scheduled: u64,
+    /// DRAFT.
+    pub drafts: u64,
+    /// With a failed recipient or a stop reason.
+    pub errors: u64,
+    /// COMPLETED.
+    pub finished: u64,
+}
+
+/// Figures of the campaigns created in the last `days` days.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignSummary {
+    /// Period length.
+    pub days: u32,
+    /// First day of the period (`2026-10-22`).
+    pub since: String,
+    /// Campaigns in the period.
+    pub campaigns: u64,
+    /// Recipients sent or further.
+    pub sent: u64,
+    /// delivered / sent × 100.
+    pub delivered_pct: f64,
+    /// read / sent × 100.
+    pub read_pct: f64,
+    /// Replies.
+    pub replies: u64,
+    /// replies / sent × 100.
+    pub replies_pct: f64,
+    /// Money charged, net of refunds.
+    pub spend: Money,
+    /// spend / sent.
+    pub spend_per_message: Money,
+}
+
+/// `GET /campaigns` response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CampaignList {
+    /// Campaigns, newest first.
+    pub data: Vec<Campaign>,
+    /// Pagination.
+    pub meta: PageMeta,
+    /// Counts per tab.
+    pub tabs: CampaignTabs,
+    /// Figures.
+    pub summary: CampaignSummary,
+}
+
+/// `GET /campaigns` query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListCampaignsQuery {
+    /// all, sending, scheduled, drafts, errors, finished.
+    #[serde(default)]
+    pub tab: Option<String>,
+    /// Template category.
+    #[serde(default)]
+    pub category: Option<TemplateCategory>,
+    /// Sender number.
+    #[serde(default)]
+    pub phone_number_id: Option<Uuid>,
+    /// Name substring, max 100.
+    #[serde(default)]
+    pub q: Option<String>,
+    /// Created in the last 1–365 days.
+    #[serde(default)]
+    pub days: Option<u32>,
+    /// Page.
+    #[serde(default)]
+    pub page: Option<u64>,
+    /// Page size.
+    #[serde(default)]
+    pub page_size: Option<u64>,
+}
+
+/// `POST /campaigns`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateCampaign {
+    /// Name, at least 2 characters.
+    pub name: String,
+    /// A sender number of the organisation.
+    pub phone_number_id: Uuid,
+    /// An APPROVED template of the organisation.
+    pub template_id: Uuid,
+    /// Intended start (informative until sent with `when=scheduled`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_at: Option<Timestamp>,
+    /// Template position → `{{fullName}}`-style placeholder or fixed text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variables: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// `POST /campaigns/{id}/recipients`: exactly one source.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Audience {
+    /// Explicit contacts, max 20,000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact_ids: Option<Vec<Uuid>>,
+    /// Everyone in a stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle_stage_id: Option<Uuid>,
+    /// Everyone with a tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// Everyone (must be true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all: Option<bool>,
+}
+
+/// What adding an audience did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AudienceResult {
+    /// Contacts the source matched.
+    pub total: u64,
+    /// Opted out or without consent (not added).
+    pub opted_out: u64,
+    /// Without a phone (not added).
+    pub without_phone: u64,
+    /// Added, but their number has no known market: they end FAILED, uncharged.
+    pub unpriceable: u64,
+    /// total − optedOut − withoutPhone.
+    pub eligible: u64,
+    /// Newly added.
+    pub added: u64,
+    /// Eligible but already recipients.
+    pub already_in: u64,
+    /// Recipients of the campaign now.
+    pub total_recipients: u64,
+}
+
+/// A recipient.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Recipient {
+    /// Recipient id.
+    pub id: Uuid,
+    /// The contact.
+    pub contact: RecipientContact,
+    /// Destination market used for pricing (null when unpriceable).
+    pub market: Option<String>,
+    /// Status.
+    pub status: RecipientStatus,
+    /// When sent.
+    pub sent_at: Option<Timestamp>,
+    /// When delivered.
+    pub delivered_at: Option<Timestamp>,
+    /// When read.
+    pub read_at: Option<Timestamp>,
+    /// When it failed.
+    pub failed_at: Option<Timestamp>,
+    /// Why it failed.
+    pub error_message: Option<String>,
+    /// Charged for this message (0 when covered, refunded or unpriceable).
+    pub total_cost: Money,
+    /// Paid by the monthly included UTILITY allowance.
+    pub covered_by_allowance: bool,
+}
+
+/// `GET /campaigns/{id}/recipients` query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecipientsQuery {
+    /// all, delivered, read, replied, failed, pending.
+    #[serde(default)]
+    pub filter: Option<String>,
+    /// Page.
+    #[serde(default)]
+    pub page: Option<u64>,
+    /// Page size.
+    #[serde(default)]
+    pub page_size: Option<u64>,
+}
+
+/// One market of a cost preview.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MarketCost {
+    /// Market code.
+    pub market: String,
+    /// Its label.
+    pub label: String,
+    /// Recipients in it.
+    pub recipient_count: u64,
+    /// Price per message.
+    pub total_cost: Money,
+    /// recipientCount × price (after the allowance).
+    pub subtotal: Money,
+    /// The rate's effective date (`2026-07-01`).
+    pub rate_effective_from: String,
+}
+
+/// The wallet part of a preview.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletPreview {
+    /// Balance now.
+    pub balance: Money,
+    /// Balance after the send.
+    pub after_send: Money,
+    /// Whether the balance covers it.
+    pub sufficient: bool,
+}
+
+/// `GET /campaigns/{id}/preview-cost`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CostPreview {
+    /// Organisation currency.
+    pub currency: String,
+    /// Pending recipients.
+    pub recipient_count: u64,
+    /// Those with a market.
+    pub priceable_count: u64,
+    /// Those without (neither sent nor charged).
+    pub unpriceable_count: u64,
+    /// Sum of the subtotals.
+    pub estimated_total: Money,
+    /// Per market.
+    pub by_market: Vec<MarketCost>,
+    /// Wallet.
+    pub wallet: WalletPreview,
+    /// Included UTILITY messages left this month (UTILITY templates only).
+    pub included_utility_remaining: Option<u64>,
+}
+
+/// `POST /campaigns/{id}/send` (no body means `now`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SendCampaign {
+    /// now, scheduled or staggered.
+    #[serde(default)]
+    pub when: Option<String>,
+    /// For `scheduled` (and optionally `staggered`): at least one minute ahead.
+    #[serde(default)]
+    pub scheduled_at: Option<Timestamp>,
+    /// For `staggered`: 10–5000.
+    #[serde(default)]
+    pub batch_size: Option<u32>,
+    /// For `staggered`: 1–1440 minutes.
+    #[serde(default)]
+    pub batch_interval_min: Option<u32>,
+}
+
+/// A wallet ledger entry: every balance is the sum of its entries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerEntry {
+    /// Entry id.
+    pub id: Uuid,
+    /// TOP_UP, CHARGE or REFUND.
+    pub kind: LedgerKind,
+    /// Signed amount (charges negative).
+    pub amount: Money,
+    /// Balance after it.
+    pub balance_after: Money,
+    /// The campaign it concerns.
+    pub campaign_id: Option<Uuid>,
+    /// What it was for.
+    pub description: String,
+    /// When.
+    pub created_at: Timestamp,
+}
+
+/// `GET /wallet`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Wallet {
+    /// Currency.
+    pub currency: String,
+    /// Balance (never negative).
+    pub balance: Money,
+    /// UTILITY messages included each month.
+    pub included_utility_messages: u64,
+    /// Of which left this month.
+    pub included_utility_remaining: u64,
+    /// The latest ledger entries, newest first.
+    pub recent_entries: Vec<LedgerEntry>,
+}
+
+/// `POST /admin/organizations/{orgId}/phone-numbers`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreatePhoneNumber {
+    /// `+` and digits.
+    pub number_e164: String,
+    /// Display name.
+    pub display_name: String,
+    /// Default GREEN.
+    #[serde(default)]
+    pub quality_rating: Option<QualityRating>,
+}
+
+/// `POST /admin/organizations/{orgId}/templates`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateTemplate {
+    /// Name.
+    pub name: String,
+    /// Category.
+    pub category: TemplateCategory,
+    /// Language.
+    pub language: String,
+    /// Body with `{{1}}`-style variables.
+    pub body_text: String,
+    /// Default APPROVED.
+    #[serde(default)]
+    pub status: Option<TemplateStatus>,
+}
+
+/// `POST /admin/organizations/{orgId}/wallet/top-ups`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TopUp {
+    /// Amount to add, greater than 0.
+    pub amount: Money,
+}
+
+/// `POST /admin/organizations/{orgId}/provider-events`: a status callback of the platform.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProviderEvent {
+    /// The platform's message id.
+    pub provider_message_id: String,
+    /// DELIVERED, READ or FAILED.
+    pub status: RecipientStatus,
+    /// Why it failed.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// `POST /admin/organizations/{orgId}/inbound`: a message from a contact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Inbound {
+    /// Channel type.
+    pub channel_type: crate::enums::ChannelType,
+    /// The sender's id on it (phone digits for MESSAGING_APP_A).
+    pub external_id: String,
+    /// Name, for a new contact.
+    #[serde(default)]
+    pub full_name: Option<String>,
+}
