@@ -7,7 +7,11 @@
 //! - [`tags`]: tag normalisation and merging.
 //! - [`contacts`]: contact request schemas and the create/update rules.
 //! - [`admin`]: schemas of the operator API bodies.
+//! - [`campaigns`]: campaign request schemas, audiences, send plans and the state machine.
+//! - [`templates`]: template variable positions, their sources and rendering.
+//! - [`pricing`]: the shipped rate card, markets of phone numbers, the UTILITY allowance.
 //! - [`webhooks`]: webhook schemas, URL checks, retry schedule.
+//! - [`provider`]: the `MessagingProvider` trait the sending pipeline calls.
 //! - [`time`]: the injectable [`time::Clock`] and ISO 8601 parsing.
 //!
 //! ```
@@ -16,9 +20,13 @@
 //! ```
 
 pub mod admin;
+pub mod campaigns;
 pub mod contacts;
 pub mod phone;
+pub mod pricing;
+pub mod provider;
 pub mod tags;
+pub mod templates;
 pub mod time;
 pub mod validate;
 pub mod webhooks;

@@ -33,6 +33,8 @@ macro_rules! scopes {
 scopes!(
     ContactsRead => ContactsRead,
     ContactsWrite => ContactsWrite,
+    CampaignsRead => CampaignsRead,
+    CampaignsWrite => CampaignsWrite,
     WebhooksRead => WebhooksRead,
     WebhooksWrite => WebhooksWrite,
 );

@@ -34,6 +34,7 @@ pub mod db;
 pub mod demo;
 pub mod error;
 pub mod extract;
+pub mod provider;
 pub mod rate_limit;
 pub mod routes;
 pub mod services;
@@ -110,6 +111,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         rate_limit_per_minute: args.rate_limit_per_minute,
         webhook_retry_schedule: args.webhook_retry_schedule.0.clone(),
         allow_insecure_webhooks: args.allow_insecure_webhooks,
+        provider_mps: args.provider_mps,
     };
     let state = AppState::new(db, Arc::new(wm_core::time::SystemClock), settings);
     let listener = tokio::net::TcpListener::bind(args.listen).await?;

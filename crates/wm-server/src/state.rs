@@ -2,11 +2,13 @@
 
 use std::sync::Arc;
 
+use wm_core::provider::MessagingProvider;
 use wm_core::time::Clock;
 
 use crate::auth::KeyCache;
 use crate::cache::LookupCache;
 use crate::db::Db;
+use crate::provider::{Pacer, simulated::SimulatedProvider};
 use crate::rate_limit::RateLimiter;
 
 /// Settings the running server needs.
@@ -20,6 +22,8 @@ pub struct Settings {
     pub webhook_retry_schedule: Vec<std::time::Duration>,
     /// Allow http:// and private/loopback webhook targets (development and tests).
     pub allow_insecure_webhooks: bool,
+    /// Messages per second per sender number (0 = unpaced).
+    pub provider_mps: u32,
 }
 
 impl Settings {
@@ -30,6 +34,7 @@ impl Settings {
             rate_limit_per_minute: 600,
             webhook_retry_schedule: wm_core::webhooks::DEFAULT_SCHEDULE.to_vec(),
             allow_insecure_webhooks: false,
+            provider_mps: 80,
         }
     }
 }
@@ -52,19 +57,44 @@ pub struct Inner {
     pub keys: KeyCache,
     /// Each organisation's stages, users and channels.
     pub lookups: LookupCache,
+    /// The messaging platform.
+    pub provider: Arc<dyn MessagingProvider>,
+    /// Per-sender pacing.
+    pub pacer: Pacer,
+    /// Wakes the campaign worker when a send was accepted.
+    pub campaign_wake: tokio::sync::Notify,
 }
 
 impl AppState {
-    /// Builds the state.
+    /// Builds the state with the simulated messaging platform.
     pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings) -> Self {
+        let provider = Arc::new(SimulatedProvider::new(db.clone()));
+        Self::with_provider(db, clock, settings, provider)
+    }
+
+    /// Builds the state with a given messaging platform.
+    pub fn with_provider(
+        db: Db,
+        clock: Arc<dyn Clock>,
+        settings: Settings,
+        provider: Arc<dyn MessagingProvider>,
+    ) -> Self {
         AppState(Arc::new(Inner {
             db,
             clock,
+            provider,
+            pacer: Pacer::new(settings.provider_mps),
+            campaign_wake: tokio::sync::Notify::new(),
             limiter: RateLimiter::new(settings.rate_limit_per_minute),
             settings,
             keys: KeyCache::default(),
             lookups: LookupCache::default(),
         }))
+    }
+
+    /// Tells the campaign worker there is work now.
+    pub fn wake_campaigns(&self) {
+        self.0.campaign_wake.notify_one();
     }
 
     /// Now, in storage form (ms since epoch).

@@ -16,10 +16,12 @@ use crate::state::AppState;
 use sea_orm::EntityTrait;
 
 pub mod api_keys;
+pub mod catalog;
 pub mod channels;
 pub mod deals;
 pub mod lifecycle_stages;
 pub mod organizations;
+pub mod platform;
 pub mod users;
 pub mod webhooks;
 
@@ -32,6 +34,8 @@ pub fn router() -> Router<AppState> {
         .merge(lifecycle_stages::router())
         .merge(channels::router())
         .merge(deals::router())
+        .merge(catalog::router())
+        .merge(platform::router())
         .merge(webhooks::router())
 }
 

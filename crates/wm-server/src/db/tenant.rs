@@ -32,7 +32,12 @@ tenant!(
     deal,
     timeline_entry,
     webhook,
-    webhook_delivery
+    webhook_delivery,
+    phone_number,
+    template,
+    ledger_entry,
+    campaign,
+    recipient
 );
 
 /// Every row of `E` in `org`.

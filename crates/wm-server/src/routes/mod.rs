@@ -4,15 +4,23 @@ use axum::Router;
 
 use crate::state::AppState;
 
+pub mod campaigns;
 pub mod contacts;
 pub mod lifecycle_stages;
+pub mod phone_numbers;
+pub mod templates;
 pub mod users;
+pub mod wallet;
 pub mod webhooks;
 
 /// Every API-key route (mounted behind [`crate::auth::api_key_auth`]).
 pub fn router() -> Router<AppState> {
     Router::new()
+        .merge(campaigns::router())
         .merge(contacts::router())
+        .merge(phone_numbers::router())
+        .merge(templates::router())
+        .merge(wallet::router())
         .merge(lifecycle_stages::router())
         .merge(users::router())
         .merge(webhooks::router())

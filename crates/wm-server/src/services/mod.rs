@@ -1,6 +1,11 @@
 //! Services: each use case as one function that runs its checks and writes in one
 //! transaction (events included) and returns wire types. Handlers only parse and call these.
 
+pub mod campaigns;
+pub mod catalog;
 pub mod contacts;
+pub mod inbound;
 pub mod organizations;
+pub mod sending;
+pub mod wallet;
 pub mod webhooks;

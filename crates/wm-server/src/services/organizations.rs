@@ -38,6 +38,7 @@ pub async fn create(
         add_stage(conn, org.id, name, category, order, now).await?;
     }
     add_channel(conn, org.id, ChannelType::MessagingAppA, now).await?;
+    crate::services::wallet::ensure(conn, org.id, now).await?;
     Ok(org)
 }
 

@@ -2,6 +2,7 @@
 //! side and a restart loses nothing) and exposes `run_once()` so tests drive it
 //! deterministically; `spawn_all` runs them until the cancellation token fires.
 
+pub mod campaigns;
 pub mod webhooks;
 
 use std::time::Duration;
@@ -20,5 +21,9 @@ pub fn spawn_all(
     cancel: CancellationToken,
 ) -> anyhow::Result<Vec<JoinHandle<()>>> {
     let hooks = webhooks::WebhookWorker::new(state.clone())?;
-    Ok(vec![tokio::spawn(hooks.run(cancel))])
+    let campaigns = campaigns::CampaignWorker::new(state.clone());
+    Ok(vec![
+        tokio::spawn(hooks.run(cancel.clone())),
+        tokio::spawn(campaigns.run(cancel)),
+    ])
 }

@@ -128,6 +128,7 @@ impl TestApp {
         let clock = Arc::new(ManualClock::new(Utc::now()));
         let mut settings = Settings::new(ADMIN);
         settings.allow_insecure_webhooks = true;
+        settings.provider_mps = 0;
         f(&mut settings);
         let state = AppState::new(db, clock.clone(), settings);
         let router = Router::new().nest("/api/v1", wm_server::router(state.clone()));
@@ -136,6 +137,29 @@ impl TestApp {
             router,
             clock,
         }
+    }
+
+    /// The same database and clock behind a new server state (a restart), optionally with
+    /// another messaging platform.
+    pub fn restart(
+        &self,
+        provider: Option<Arc<dyn wm_core::provider::MessagingProvider>>,
+    ) -> AppState {
+        let db = self.state.db.clone();
+        let clock: Arc<dyn wm_core::time::Clock> = self.clock.clone();
+        let settings = self.state.settings.clone();
+        match provider {
+            Some(p) => AppState::with_provider(db, clock, settings, p),
+            None => AppState::new(db, clock, settings),
+        }
+    }
+
+    /// One pass of the campaign worker.
+    pub async fn send_pass(&self) -> wm_server::worker::campaigns::Outcome {
+        wm_server::worker::campaigns::CampaignWorker::new(self.state.clone())
+            .run_once()
+            .await
+            .expect("campaign pass")
     }
 
     /// One pass of the webhook worker, as a restarted server would make it.

@@ -2,18 +2,26 @@
 //! Times are milliseconds since the Unix epoch, which sort and compare the same way on
 //! SQLite and PostgreSQL.
 
+pub mod allowance_usage;
 pub mod api_key;
+pub mod campaign;
 pub mod channel;
 pub mod contact;
 pub mod contact_tag;
 pub mod deal;
 pub mod identity;
+pub mod ledger_entry;
 pub mod lifecycle_stage;
 pub mod note;
 pub mod organization;
 pub mod outbox_event;
+pub mod phone_number;
+pub mod recipient;
+pub mod simulated_message;
+pub mod template;
 pub mod timeline_entry;
 pub mod user;
+pub mod wallet;
 pub mod webhook;
 pub mod webhook_attempt;
 pub mod webhook_delivery;

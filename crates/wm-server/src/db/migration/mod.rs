@@ -4,6 +4,7 @@ use sea_orm_migration::prelude::*;
 
 mod m0001_init;
 mod m0002_webhooks;
+mod m0003_campaigns;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -14,6 +15,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m0001_init::Migration),
             Box::new(m0002_webhooks::Migration),
+            Box::new(m0003_campaigns::Migration),
         ]
     }
 }

@@ -1,0 +1,98 @@
+//! Operator routes for what campaigns are made of: sender numbers, templates and wallet
+//! top-ups.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use wm_types::campaigns::{
+    CreatePhoneNumber, CreateTemplate, PhoneNumber, Template, TopUp, Wallet,
+};
+use wm_types::lookups::List;
+
+use super::org_of;
+use crate::error::ApiResult;
+use crate::extract::{NoQuery, ValidatedJson};
+use crate::services::catalog;
+use crate::state::AppState;
+
+/// The routes.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/admin/organizations/{org_id}/phone-numbers",
+            get(numbers).post(add_number),
+        )
+        .route(
+            "/admin/organizations/{org_id}/templates",
+            get(templates).post(add_template),
+        )
+        .route("/admin/organizations/{org_id}/wallet", get(wallet))
+        .route("/admin/organizations/{org_id}/wallet/top-ups", post(top_up))
+}
+
+async fn numbers(
+    State(s): State<AppState>,
+    Path(org): Path<String>,
+    _: NoQuery,
+) -> ApiResult<Json<List<PhoneNumber>>> {
+    let org = org_of(&s, &org).await?;
+    Ok(Json(catalog::numbers(&s, org).await?))
+}
+
+async fn add_number(
+    State(s): State<AppState>,
+    Path(org): Path<String>,
+    _: NoQuery,
+    ValidatedJson(body): ValidatedJson<CreatePhoneNumber>,
+) -> ApiResult<(StatusCode, Json<PhoneNumber>)> {
+    let org = org_of(&s, &org).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(catalog::add_number(&s, org, body).await?),
+    ))
+}
+
+async fn templates(
+    State(s): State<AppState>,
+    Path(org): Path<String>,
+    _: NoQuery,
+) -> ApiResult<Json<List<Template>>> {
+    let org = org_of(&s, &org).await?;
+    Ok(Json(catalog::templates(&s, org).await?))
+}
+
+async fn add_template(
+    State(s): State<AppState>,
+    Path(org): Path<String>,
+    _: NoQuery,
+    ValidatedJson(body): ValidatedJson<CreateTemplate>,
+) -> ApiResult<(StatusCode, Json<Template>)> {
+    let org = org_of(&s, &org).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(catalog::add_template(&s, org, body).await?),
+    ))
+}
+
+async fn wallet(
+    State(s): State<AppState>,
+    Path(org): Path<String>,
+    _: NoQuery,
+) -> ApiResult<Json<Wallet>> {
+    let org = org_of(&s, &org).await?;
+    Ok(Json(catalog::wallet(&s, org).await?))
+}
+
+async fn top_up(
+    State(s): State<AppState>,
+    Path(org): Path<String>,
+    _: NoQuery,
+    ValidatedJson(body): ValidatedJson<TopUp>,
+) -> ApiResult<(StatusCode, Json<Wallet>)> {
+    let org = org_of(&s, &org).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(catalog::top_up(&s, org, body).await?),
+    ))
+}

@@ -1,0 +1,22 @@
+//! The `phone_numbers` table.
+
+use sea_orm::entity::prelude::*;
+
+#[allow(missing_docs)]
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "phone_numbers")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: Uuid,
+    pub organization_id: Uuid,
+    pub number_e164: String,
+    pub display_name: String,
+    pub quality_rating: String,
+    pub created_at: i64,
+}
+
+/// Relations are resolved by explicit queries in `db::*`.
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,25 @@
+//! `/phone-numbers`: the organisation's sender numbers (`campaigns:read`).
+
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+use wm_types::campaigns::PhoneNumber;
+use wm_types::lookups::List;
+
+use crate::error::ApiResult;
+use crate::extract::{Authed, CampaignsRead, NoQuery};
+use crate::services::catalog;
+use crate::state::AppState;
+
+/// The sender number routes.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/phone-numbers", get(list))
+}
+
+async fn list(
+    State(s): State<AppState>,
+    auth: Authed<CampaignsRead>,
+    _: NoQuery,
+) -> ApiResult<Json<List<PhoneNumber>>> {
+    Ok(Json(catalog::numbers(&s, auth.org_id).await?))
+}

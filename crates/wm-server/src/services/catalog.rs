@@ -1,0 +1,164 @@
+//! Templates, sender numbers and the wallet: what campaigns are made of (lookups for API
+//! keys, creation and top-ups for the operator).
+
+use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait, QueryOrder};
+use uuid::Uuid;
+use wm_core::phone::Phone;
+use wm_core::pricing::allowance_covered;
+use wm_types::Timestamp;
+use wm_types::campaigns::{
+    CreatePhoneNumber, CreateTemplate, LedgerKind, PhoneNumber, QualityRating, Template,
+    TemplateCategory, TemplateStatus, TopUp, Wallet,
+};
+use wm_types::lookups::List;
+
+use crate::db::entities::{organization, phone_number, template};
+use crate::db::tenant::in_org;
+use crate::error::{ApiError, ApiResult, is_unique_violation};
+use crate::services::{sending, wallet};
+use crate::state::AppState;
+
+fn template_view(t: template::Model) -> Template {
+    Template {
+        id: t.id,
+        variables: wm_core::templates::positions(&t.body_text),
+        name: t.name,
+        category: TemplateCategory::parse(&t.category).unwrap_or(TemplateCategory::Unknown),
+        language: t.language,
+        body_text: t.body_text,
+        status: TemplateStatus::parse(&t.status).unwrap_or(TemplateStatus::Unknown),
+        created_at: Timestamp::from_millis(t.created_at),
+    }
+}
+
+fn number_view(p: phone_number::Model) -> PhoneNumber {
+    PhoneNumber {
+        id: p.id,
+        number_e164: p.number_e164,
+        display_name: p.display_name,
+        quality_rating: QualityRating::parse(&p.quality_rating).unwrap_or(QualityRating::Unknown),
+        created_at: Timestamp::from_millis(p.created_at),
+    }
+}
+
+/// The organisation's templates, oldest first.
+pub async fn templates(state: &AppState, org: Uuid) -> ApiResult<List<Template>> {
+    let rows = in_org::<template::Entity>(org)
+        .order_by_asc(template::Column::CreatedAt)
+        .all(&state.db.conn)
+        .await?;
+    Ok(List {
+        data: rows.into_iter().map(template_view).collect(),
+    })
+}
+
+/// Adds a template (APPROVED unless said otherwise).
+pub async fn add_template(
+    state: &AppState,
+    org: Uuid,
+    body: CreateTemplate,
+) -> ApiResult<Template> {
+    let txn = state.db.write().await?;
+    let row = template::Entity::insert(template::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        organization_id: Set(org),
+        name: Set(body.name.trim().to_owned()),
+        category: Set(body.category.as_str().to_owned()),
+        language: Set(body.language.trim().to_owned()),
+        body_text: Set(body.body_text),
+        status: Set(body
+            .status
+            .unwrap_or(TemplateStatus::Approved)
+            .as_str()
+            .to_owned()),
+        created_at: Set(state.now_ms()),
+    })
+    .exec_with_returning(&*txn)
+    .await?;
+    txn.commit().await?;
+    Ok(template_view(row))
+}
+
+/// The organisation's sender numbers.
+pub async fn numbers(state: &AppState, org: Uuid) -> ApiResult<List<PhoneNumber>> {
+    let rows = in_org::<phone_number::Entity>(org)
+        .order_by_asc(phone_number::Column::CreatedAt)
+        .all(&state.db.conn)
+        .await?;
+    Ok(List {
+        data: rows.into_iter().map(number_view).collect(),
+    })
+}
+
+/// Adds a sender number (409 when the organisation has it already).
+pub async fn add_number(
+    state: &AppState,
+    org: Uuid,
+    body: CreatePhoneNumber,
+) -> ApiResult<PhoneNumber> {
+    let phone = Phone::parse(&body.number_e164).map_err(|_| ApiError::invalid("numberE164 must be a phone number in international format (+ followed by 6 to 15 digits)"))?;
+    let txn = state.db.write().await?;
+    let row = phone_number::Entity::insert(phone_number::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        organization_id: Set(org),
+        number_e164: Set(phone.as_str().to_owned()),
+        display_name: Set(body.display_name.trim().to_owned()),
+        quality_rating: Set(body
+            .quality_rating
+            .unwrap_or(QualityRating::Green)
+            .as_str()
+            .to_owned()),
+        created_at: Set(state.now_ms()),
+    })
+    .exec_with_returning(&*txn)
+    .await
+    .map_err(|e| {
+        if is_unique_violation(&e) {
+            ApiError::conflict("The organization already has this number.")
+        } else {
+            e.into()
+        }
+    })?;
+    txn.commit().await?;
+    Ok(number_view(row))
+}
+
+/// The wallet with its latest ledger entries and the allowance left this month.
+pub async fn wallet(state: &AppState, org: Uuid) -> ApiResult<Wallet> {
+    wallet_in(&state.db.conn, org, state.now_ms()).await
+}
+
+async fn wallet_in(conn: &impl ConnectionTrait, org: Uuid, now: i64) -> ApiResult<Wallet> {
+    let o = organization::Entity::find_by_id(org)
+        .one(conn)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Organization"))?;
+    let included = u64::try_from(o.included_utility_messages).unwrap_or(0);
+    let used = sending::allowance_used(conn, org, now).await?;
+    Ok(Wallet {
+        currency: o.currency,
+        balance: wallet::balance(conn, org).await?,
+        included_utility_messages: included,
+        included_utility_remaining: included - allowance_covered(included, used, included),
+        recent_entries: wallet::recent(conn, org, 50).await?,
+    })
+}
+
+/// Adds money to the wallet.
+pub async fn top_up(state: &AppState, org: Uuid, body: TopUp) -> ApiResult<Wallet> {
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    wallet::credit(
+        &*txn,
+        org,
+        LedgerKind::TopUp,
+        body.amount,
+        None,
+        "Top-up",
+        now,
+    )
+    .await?;
+    txn.commit().await?;
+    state.wake_campaigns();
+    wallet(state, org).await
+}

@@ -1,0 +1,97 @@
+//! Messages from contacts and status callbacks from the messaging platform (operator routes
+//! that stand in for the platform's webhooks).
+
+use uuid::Uuid;
+use wm_core::provider::StatusUpdate;
+use wm_types::campaigns::{Inbound, ProviderEvent};
+use wm_types::contacts::CreateContact;
+use wm_types::enums::{ChannelType, ContactSource};
+
+use crate::auth::AuthContext;
+use crate::db;
+use crate::error::{ApiError, ApiResult};
+use crate::services::{contacts, sending};
+use crate::state::AppState;
+
+/// What an inbound message did.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InboundResult {
+    /// The contact it came from.
+    pub contact_id: Uuid,
+    /// Whether that contact was created now.
+    pub created: bool,
+    /// Whether a campaign message of theirs was marked REPLIED.
+    pub replied_campaign: bool,
+}
+
+/// A message from a contact: finds or creates the contact (source
+/// MESSAGING_APP_A_INBOUND) and marks their latest SENT/DELIVERED/READ campaign message
+/// REPLIED. (Conversations come with the inbox.)
+pub async fn inbound(state: &AppState, org: Uuid, body: Inbound) -> ApiResult<InboundResult> {
+    let conn = &state.db.conn;
+    let external = wm_core::contacts::normalize_external_id(body.channel_type, &body.external_id)
+        .map_err(ApiError::invalid)?;
+    let mut contact = match db::identities::find(conn, org, body.channel_type, &external).await? {
+        Some(i) => db::contacts::find(conn, org, i.contact_id).await?,
+        None => None,
+    };
+    if contact.is_none() && body.channel_type == ChannelType::MessagingAppA {
+        let phone = wm_core::phone::Phone::parse(&format!("+{external}"))
+            .map_err(|_| ApiError::invalid("externalId must be a phone's digits"))?;
+        contact = db::contacts::find_by_phone(conn, org, &phone).await?;
+    }
+    let (contact_id, created) = match contact {
+        Some(c) => (c.id, false),
+        None => {
+            if body.channel_type != ChannelType::MessagingAppA {
+                return Err(ApiError::invalid(
+                    "a new contact can only come from MESSAGING_APP_A",
+                ));
+            }
+            let actor = AuthContext {
+                key_id: Uuid::nil(),
+                org_id: org,
+                user_id: Uuid::nil(),
+                user_name: "Messaging platform".into(),
+                scopes: Vec::new(),
+                expires_at: None,
+            };
+            let c = contacts::create(
+                state,
+                &actor,
+                CreateContact {
+                    full_name: body.full_name.clone(),
+                    primary_phone: Some(format!("+{external}")),
+                    source: Some(ContactSource::MessagingAppAInbound),
+                    ..Default::default()
+                },
+            )
+            .await?;
+            (c.id, true)
+        }
+    };
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let replied_campaign = sending::mark_replied(&*txn, org, contact_id, now).await?;
+    txn.commit().await?;
+    Ok(InboundResult {
+        contact_id,
+        created,
+        replied_campaign,
+    })
+}
+
+/// A status callback: moves the recipient along the funnel (never backwards).
+pub async fn provider_event(state: &AppState, org: Uuid, body: ProviderEvent) -> ApiResult<bool> {
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let update = StatusUpdate {
+        provider_message_id: body.provider_message_id,
+        status: body.status,
+        error: body.error,
+    };
+    let applied = sending::apply_status(&*txn, Some(org), &update, now).await?;
+    txn.commit().await?;
+    Ok(applied)
+}

@@ -1,0 +1,457 @@
+//! The sending pipeline's database steps, shared by the API (a `now` send charges its batch
+//! before answering) and the worker (scheduled starts, staggered batches, provider calls).
+//!
+//! A batch is charged and its recipients marked queued in one transaction with a
+//! conditional balance update, before the platform is called; unpriceable recipients fail
+//! there, uncharged. Provider results are recorded afterwards; a rejected message is refunded.
+
+use chrono::{Datelike, TimeZone, Utc};
+use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect,
+};
+use uuid::Uuid;
+use wm_core::pricing::{RateCard, allowance_covered};
+use wm_core::provider::StatusUpdate;
+use wm_types::Money;
+use wm_types::campaigns::{CampaignStatus, LedgerKind, TemplateCategory};
+use wm_types::enums::RecipientStatus;
+use wm_types::events::{CampaignFinishedData, EventKind};
+
+use crate::db::entities::{allowance_usage, campaign, organization, recipient, template};
+use crate::db::outbox;
+use crate::services::wallet;
+
+/// Why a recipient without a market fails.
+pub const UNPRICEABLE: &str = "Unpriceable destination: the number has no known market";
+
+/// `YYYY-MM` of an instant (UTC), the allowance's period.
+pub fn month_of(ms: i64) -> String {
+    let t = Utc.timestamp_millis_opt(ms).single().unwrap_or_default();
+    format!("{:04}-{:02}", t.year(), t.month())
+}
+
+/// Included UTILITY messages already used this month.
+pub async fn allowance_used(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    now: i64,
+) -> Result<u64, DbErr> {
+    Ok(allowance_usage::Entity::find_by_id((org, month_of(now)))
+        .one(conn)
+        .await?
+        .map_or(0, |u| u64::try_from(u.used).unwrap_or(0)))
+}
+
+async fn use_allowance(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    now: i64,
+    n: u64,
+) -> Result<(), DbErr> {
+    if n == 0 {
+        return Ok(());
+    }
+    let n = i64::try_from(n).unwrap_or(i64::MAX);
+    allowance_usage::Entity::insert(allowance_usage::ActiveModel {
+        organization_id: Set(org),
+        month: Set(month_of(now)),
+        used: Set(n),
+    })
+    .on_conflict(
+        OnConflict::columns([
+            allowance_usage::Column::OrganizationId,
+            allowance_usage::Column::Month,
+        ])
+        .value(
+            allowance_usage::Column::Used,
+            Expr::col(allowance_usage::Column::Used).add(n),
+        )
+        .to_owned(),
+    )
+    .exec_without_returning(conn)
+    .await?;
+    Ok(())
+}
+
+/// The template category of a campaign.
+pub async fn category(
+    conn: &impl ConnectionTrait,
+    c: &campaign::Model,
+) -> Result<TemplateCategory, DbErr> {
+    Ok(template::Entity::find_by_id(c.template_id)
+        .one(conn)
+        .await?
+        .and_then(|t| TemplateCategory::parse(&t.category))
+        .unwrap_or(TemplateCategory::Marketing))
+}
+
+/// The recipients the next batch would take: pending, not yet charged, oldest first.
+pub async fn next_batch(
+    conn: &impl ConnectionTrait,
+    c: &campaign::Model,
+    limit: Option<u64>,
+) -> Result<Vec<recipient::Model>, DbErr> {
+    let mut q = recipient::Entity::find()
+        .filter(recipient::Column::CampaignId.eq(c.id))
+        .filter(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
+        .filter(recipient::Column::QueuedAt.is_null())
+        .order_by_asc(recipient::Column::CreatedAt)
+        .order_by_asc(recipient::Column::Id);
+    if let Some(n) = limit {
+        q = q.limit(n);
+    }
+    q.all(conn).await
+}
+
+/// What a batch costs.
+#[derive(Debug, Default, Clone)]
+pub struct BatchCost {
+    /// Money to charge.
+    pub total: Money,
+    /// (recipient, price charged, covered by the allowance).
+    pub priced: Vec<(Uuid, i64, bool)>,
+    /// Recipients without a market.
+    pub unpriceable: Vec<Uuid>,
+    /// How many the allowance covers.
+    pub covered: u64,
+}
+
+/// Prices a batch (the allowance first covers UTILITY messages).
+pub fn cost(
+    card: &RateCard,
+    category: TemplateCategory,
+    batch: &[recipient::Model],
+    allowance_left: u64,
+) -> BatchCost {
+    let mut out = BatchCost::default();
+    let mut left = if category == TemplateCategory::Utility {
+        allowance_left
+    } else {
+        0
+    };
+    for r in batch {
+        let Some(rate) = r.market.as_deref().and_then(|m| card.market(m)) else {
+            out.unpriceable.push(r.id);
+            continue;
+        };
+        if left > 0 {
+            left -= 1;
+            out.covered += 1;
+            out.priced.push((r.id, 0, true));
+        } else {
+            let price = rate.price(category).0;
+            out.total.0 += price;
+            out.priced.push((r.id, price, false));
+        }
+    }
+    out
+}
+
+/// The batch and its cost, read in `conn` (for a balance check before charging).
+pub async fn price_next_batch(
+    conn: &impl ConnectionTrait,
+    c: &campaign::Model,
+    limit: Option<u64>,
+    now: i64,
+) -> Result<(Vec<recipient::Model>, BatchCost), DbErr> {
+    let batch = next_batch(conn, c, limit).await?;
+    let cat = category(conn, c).await?;
+    let left = match organization::Entity::find_by_id(c.organization_id)
+        .one(conn)
+        .await?
+    {
+        Some(o) => {
+            let included = u64::try_from(o.included_utility_messages).unwrap_or(0);
+            allowance_covered(
+                included,
+                allowance_used(conn, c.organization_id, now).await?,
+                batch.len() as u64,
+            )
+        }
+        None => 0,
+    };
+    let priced = cost(RateCard::shipped(), cat, &batch, left);
+    Ok((batch, priced))
+}
+
+/// The result of charging a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Charge {
+    /// Charged; this many recipients are queued for the platform and this many failed
+    /// (unpriceable).
+    Queued {
+        /// Queued.
+        queued: usize,
+        /// Failed unpriceable.
+        failed: usize,
+    },
+    /// The balance does not cover it; nothing changed.
+    Insufficient,
+}
+
+/// Charges the next batch and marks it queued, in the caller's transaction.
+pub async fn charge_next_batch(
+    conn: &impl ConnectionTrait,
+    c: &campaign::Model,
+    limit: Option<u64>,
+    now: i64,
+) -> Result<Charge, DbErr> {
+    let (_, cost) = price_next_batch(conn, c, limit, now).await?;
+    let what = format!("Campaign \"{}\": {} messages", c.name, cost.priced.len());
+    if !wallet::charge(conn, c.organization_id, cost.total, Some(c.id), &what, now).await? {
+        return Ok(Charge::Insufficient);
+    }
+    use_allowance(conn, c.organization_id, now, cost.covered).await?;
+    // Group by (price, covered) so a batch is a handful of UPDATEs, not one per recipient.
+    let mut groups: std::collections::BTreeMap<(i64, bool), Vec<Uuid>> = Default::default();
+    for (id, price, covered) in &cost.priced {
+        groups.entry((*price, *covered)).or_default().push(*id);
+    }
+    for ((price, covered), ids) in groups {
+        for chunk in ids.chunks(500) {
+            recipient::Entity::update_many()
+                .col_expr(recipient::Column::QueuedAt, Expr::val(now))
+                .col_expr(recipient::Column::CostMicros, Expr::val(price))
+                .col_expr(recipient::Column::CoveredByAllowance, Expr::val(covered))
+                .filter(recipient::Column::Id.is_in(chunk.to_vec()))
+                .exec(conn)
+                .await?;
+        }
+    }
+    for chunk in cost.unpriceable.chunks(500) {
+        recipient::Entity::update_many()
+            .col_expr(
+                recipient::Column::Status,
+                Expr::val(RecipientStatus::Failed.as_str()),
+            )
+            .col_expr(recipient::Column::FailedAt, Expr::val(now))
+            .col_expr(recipient::Column::ErrorMessage, Expr::val(UNPRICEABLE))
+            .col_expr(recipient::Column::QueuedAt, Expr::val(now))
+            .filter(recipient::Column::Id.is_in(chunk.to_vec()))
+            .exec(conn)
+            .await?;
+    }
+    Ok(Charge::Queued {
+        queued: cost.priced.len(),
+        failed: cost.unpriceable.len(),
+    })
+}
+
+/// Recipients charged and waiting for the platform.
+pub async fn queued(
+    conn: &impl ConnectionTrait,
+    campaign: Uuid,
+    limit: u64,
+) -> Result<Vec<recipient::Model>, DbErr> {
+    recipient::Entity::find()
+        .filter(recipient::Column::CampaignId.eq(campaign))
+        .filter(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
+        .filter(recipient::Column::QueuedAt.is_not_null())
+        .order_by_asc(recipient::Column::QueuedAt)
+        .order_by_asc(recipient::Column::Id)
+        .limit(limit)
+        .all(conn)
+        .await
+}
+
+/// Recipients still pending (queued or not).
+pub async fn pending_count(conn: &impl ConnectionTrait, campaign: Uuid) -> Result<u64, DbErr> {
+    recipient::Entity::find()
+        .filter(recipient::Column::CampaignId.eq(campaign))
+        .filter(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
+        .count(conn)
+        .await
+}
+
+/// Records what the platform answered for one message: SENT, or FAILED and refunded.
+pub async fn record_send(
+    conn: &impl ConnectionTrait,
+    r: &recipient::Model,
+    result: Result<String, String>,
+    campaign_name: &str,
+    now: i64,
+) -> Result<(), DbErr> {
+    let pending = recipient::Column::Status.eq(RecipientStatus::Pending.as_str());
+    match result {
+        Ok(provider_id) => {
+            recipient::Entity::update_many()
+                .col_expr(
+                    recipient::Column::Status,
+                    Expr::val(RecipientStatus::Sent.as_str()),
+                )
+                .col_expr(recipient::Column::SentAt, Expr::val(now))
+                .col_expr(recipient::Column::ProviderMessageId, Expr::val(provider_id))
+                .filter(recipient::Column::Id.eq(r.id))
+                .filter(pending)
+                .exec(conn)
+                .await?;
+        }
+        Err(reason) => {
+            let done = recipient::Entity::update_many()
+                .col_expr(
+                    recipient::Column::Status,
+                    Expr::val(RecipientStatus::Failed.as_str()),
+                )
+                .col_expr(recipient::Column::FailedAt, Expr::val(now))
+                .col_expr(recipient::Column::ErrorMessage, Expr::val(reason))
+                .col_expr(recipient::Column::CostMicros, Expr::val(0))
+                .filter(recipient::Column::Id.eq(r.id))
+                .filter(pending)
+                .exec(conn)
+                .await?
+                .rows_affected;
+            if done > 0 {
+                let what = format!("Campaign \"{campaign_name}\": refund of a rejected message");
+                wallet::credit(
+                    conn,
+                    r.organization_id,
+                    LedgerKind::Refund,
+                    Money(r.cost_micros),
+                    Some(r.campaign_id),
+                    &what,
+                    now,
+                )
+                .await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Completes a sending campaign with nothing pending: COMPLETED and `campaign.finished`.
+pub async fn complete_if_done(
+    conn: &impl ConnectionTrait,
+    c: &campaign::Model,
+    now: i64,
+) -> Result<bool, DbErr> {
+    if pending_count(conn, c.id).await? > 0 {
+        return Ok(false);
+    }
+    let done = campaign::Entity::update_many()
+        .col_expr(
+            campaign::Column::Status,
+            Expr::val(CampaignStatus::Completed.as_str()),
+        )
+        .col_expr(campaign::Column::CompletedAt, Expr::val(now))
+        .col_expr(
+            campaign::Column::NextBatchAt,
+            Expr::val(Option::<i64>::None),
+        )
+        .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
+        .filter(campaign::Column::Id.eq(c.id))
+        .filter(campaign::Column::Status.eq(CampaignStatus::Sending.as_str()))
+        .exec(conn)
+        .await?
+        .rows_affected;
+    if done == 0 {
+        return Ok(false);
+    }
+    let stats = crate::db::campaigns::stats(conn, vec![c.id])
+        .await?
+        .remove(&c.id)
+        .unwrap_or_default();
+    let data = CampaignFinishedData {
+        organization_id: c.organization_id,
+        campaign_id: c.id,
+        name: c.name.clone(),
+        status: CampaignStatus::Completed.as_str().to_owned(),
+        sent: stats.sent,
+        failed: stats.failed,
+    };
+    outbox::push(
+        conn,
+        c.organization_id,
+        EventKind::CampaignFinished,
+        &data,
+        now,
+    )
+    .await?;
+    Ok(true)
+}
+
+/// Moves a recipient along the funnel on a platform receipt; only forward. `org` limits it
+/// to one organisation (the operator route). Returns whether a recipient changed.
+pub async fn apply_status(
+    conn: &impl ConnectionTrait,
+    org: Option<Uuid>,
+    u: &StatusUpdate,
+    now: i64,
+) -> Result<bool, DbErr> {
+    use RecipientStatus as R;
+    let mut q = recipient::Entity::update_many()
+        .filter(recipient::Column::ProviderMessageId.eq(u.provider_message_id.clone()));
+    if let Some(org) = org {
+        q = q.filter(recipient::Column::OrganizationId.eq(org));
+    }
+    let (from, q): (&[R], _) = match u.status {
+        R::Delivered => (
+            &[R::Sent],
+            q.col_expr(recipient::Column::DeliveredAt, Expr::val(now)),
+        ),
+        R::Read => (
+            &[R::Sent, R::Delivered],
+            q.col_expr(recipient::Column::ReadAt, Expr::val(now))
+                .col_expr(
+                    recipient::Column::DeliveredAt,
+                    Expr::col(recipient::Column::DeliveredAt).if_null(now),
+                ),
+        ),
+        R::Failed => (
+            &[R::Sent, R::Delivered],
+            q.col_expr(recipient::Column::FailedAt, Expr::val(now))
+                .col_expr(
+                    recipient::Column::ErrorMessage,
+                    Expr::val(
+                        u.error
+                            .clone()
+                            .unwrap_or_else(|| "Failed after sending".to_owned()),
+                    ),
+                ),
+        ),
+        _ => return Ok(false),
+    };
+    let from: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
+    Ok(
+        q.col_expr(recipient::Column::Status, Expr::val(u.status.as_str()))
+            .filter(recipient::Column::Status.is_in(from))
+            .exec(conn)
+            .await?
+            .rows_affected
+            > 0,
+    )
+}
+
+/// Marks the contact's latest campaign message (SENT, DELIVERED or READ) as REPLIED.
+pub async fn mark_replied(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    contact: Uuid,
+    now: i64,
+) -> Result<bool, DbErr> {
+    use RecipientStatus as R;
+    let latest = recipient::Entity::find()
+        .filter(recipient::Column::OrganizationId.eq(org))
+        .filter(recipient::Column::ContactId.eq(contact))
+        .filter(recipient::Column::Status.is_in([
+            R::Sent.as_str(),
+            R::Delivered.as_str(),
+            R::Read.as_str(),
+        ]))
+        .order_by_desc(recipient::Column::SentAt)
+        .one(conn)
+        .await?;
+    let Some(r) = latest else { return Ok(false) };
+    recipient::Entity::update_many()
+        .col_expr(recipient::Column::Status, Expr::val(R::Replied.as_str()))
+        .col_expr(recipient::Column::RepliedAt, Expr::val(now))
+        .col_expr(
+            recipient::Column::DeliveredAt,
+            Expr::col(recipient::Column::DeliveredAt).if_null(now),
+        )
+        .filter(recipient::Column::Id.eq(r.id))
+        .exec(conn)
+        .await?;
+    Ok(true)
+}
