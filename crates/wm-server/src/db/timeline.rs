@@ -1,14 +1,19 @@
-//! Contact timeline entries.
+//! Contact timeline: its own entries (created, stage, note) merged with the contact's
+//! campaign messages, read live from the recipients so their status is current.
 
+use std::collections::HashMap;
+
+use sea_orm::sea_query::{Alias, Expr, Order, Query, SelectStatement, UnionType};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult,
+    PaginatorTrait, QueryFilter, StatementBuilder,
 };
 use uuid::Uuid;
 use wm_types::Timestamp;
-use wm_types::contacts::{TimelineEntry, TimelineFilter, TimelineKind};
+use wm_types::contacts::{CampaignRef, TimelineEntry, TimelineFilter, TimelineKind};
+use wm_types::enums::RecipientStatus;
 
-use super::entities::timeline_entry;
+use super::entities::{campaign, recipient, timeline_entry};
 use super::tenant::in_org;
 
 /// Records an entry.
@@ -38,16 +43,39 @@ pub async fn add(
     Ok(())
 }
 
-fn type_of(filter: TimelineFilter) -> Option<&'static str> {
-    match filter {
-        TimelineFilter::All => None,
-        TimelineFilter::Conversations => Some("conversation"),
-        TimelineFilter::Campaigns => Some("campaign"),
-        TimelineFilter::Notes => Some("note"),
-    }
+#[derive(Debug, FromQueryResult)]
+struct Row {
+    id: Uuid,
+    at: i64,
+    source: String,
 }
 
-/// One page of a contact's entries, newest first, and the total.
+fn own_entries(org: Uuid, contact: Uuid, only: Option<&str>) -> SelectStatement {
+    let mut q = Query::select();
+    q.expr_as(Expr::col(timeline_entry::Column::Id), Alias::new("id"))
+        .expr_as(Expr::col(timeline_entry::Column::At), Alias::new("at"))
+        .expr_as(Expr::val("entry"), Alias::new("source"))
+        .from(timeline_entry::Entity)
+        .and_where(timeline_entry::Column::OrganizationId.eq(org))
+        .and_where(timeline_entry::Column::ContactId.eq(contact));
+    if let Some(t) = only {
+        q.and_where(timeline_entry::Column::EntryType.eq(t));
+    }
+    q
+}
+
+fn campaign_entries(org: Uuid, contact: Uuid) -> SelectStatement {
+    Query::select()
+        .expr_as(Expr::col(recipient::Column::Id), Alias::new("id"))
+        .expr_as(Expr::col(recipient::Column::CreatedAt), Alias::new("at"))
+        .expr_as(Expr::val("campaign"), Alias::new("source"))
+        .from(recipient::Entity)
+        .and_where(recipient::Column::OrganizationId.eq(org))
+        .and_where(recipient::Column::ContactId.eq(contact))
+        .to_owned()
+}
+
+/// One page of a contact's timeline, newest first, and the total.
 pub async fn page(
     conn: &impl ConnectionTrait,
     org: Uuid,
@@ -56,26 +84,110 @@ pub async fn page(
     page: u64,
     page_size: u64,
 ) -> Result<(Vec<TimelineEntry>, u64), DbErr> {
-    let mut q =
-        in_org::<timeline_entry::Entity>(org).filter(timeline_entry::Column::ContactId.eq(contact));
-    if let Some(t) = type_of(filter) {
-        q = q.filter(timeline_entry::Column::EntryType.eq(t));
+    let own_filter = match filter {
+        TimelineFilter::All => Some(None),
+        TimelineFilter::Notes => Some(Some("note")),
+        TimelineFilter::Conversations => Some(Some("conversation")),
+        TimelineFilter::Campaigns => None,
+    };
+    let with_campaigns = matches!(filter, TimelineFilter::All | TimelineFilter::Campaigns);
+    let mut total = 0;
+    if let Some(only) = own_filter {
+        let mut q = in_org::<timeline_entry::Entity>(org)
+            .filter(timeline_entry::Column::ContactId.eq(contact));
+        if let Some(t) = only {
+            q = q.filter(timeline_entry::Column::EntryType.eq(t));
+        }
+        total += q.count(conn).await?;
     }
-    let total = q.clone().count(conn).await?;
-    let rows = q
-        .order_by_desc(timeline_entry::Column::At)
-        .order_by_desc(timeline_entry::Column::Id)
-        .offset((page - 1) * page_size)
+    if with_campaigns {
+        total += in_org::<recipient::Entity>(org)
+            .filter(recipient::Column::ContactId.eq(contact))
+            .count(conn)
+            .await?;
+    }
+    let mut q = match (own_filter, with_campaigns) {
+        (Some(only), true) => own_entries(org, contact, only)
+            .union(UnionType::All, campaign_entries(org, contact))
+            .to_owned(),
+        (Some(only), false) => own_entries(org, contact, only),
+        (None, _) => campaign_entries(org, contact),
+    };
+    q.order_by(Alias::new("at"), Order::Desc)
+        .order_by(Alias::new("id"), Order::Desc)
         .limit(page_size)
+        .offset((page - 1).saturating_mul(page_size));
+    let rows = Row::find_by_statement(StatementBuilder::build(&q, &conn.get_database_backend()))
         .all(conn)
         .await?;
+    let own_ids: Vec<Uuid> = rows
+        .iter()
+        .filter(|r| r.source == "entry")
+        .map(|r| r.id)
+        .collect();
+    let rec_ids: Vec<Uuid> = rows
+        .iter()
+        .filter(|r| r.source == "campaign")
+        .map(|r| r.id)
+        .collect();
+    let own: HashMap<Uuid, timeline_entry::Model> = if own_ids.is_empty() {
+        HashMap::new()
+    } else {
+        timeline_entry::Entity::find()
+            .filter(timeline_entry::Column::Id.is_in(own_ids))
+            .all(conn)
+            .await?
+            .into_iter()
+            .map(|e| (e.id, e))
+            .collect()
+    };
+    let recs: HashMap<Uuid, recipient::Model> = if rec_ids.is_empty() {
+        HashMap::new()
+    } else {
+        recipient::Entity::find()
+            .filter(recipient::Column::Id.is_in(rec_ids))
+            .all(conn)
+            .await?
+            .into_iter()
+            .map(|r| (r.id, r))
+            .collect()
+    };
+    let campaign_ids: Vec<Uuid> = recs.values().map(|r| r.campaign_id).collect();
+    let names: HashMap<Uuid, String> = if campaign_ids.is_empty() {
+        HashMap::new()
+    } else {
+        campaign::Entity::find()
+            .filter(campaign::Column::Id.is_in(campaign_ids))
+            .all(conn)
+            .await?
+            .into_iter()
+            .map(|c| (c.id, c.name))
+            .collect()
+    };
+    let ts = |v: Option<i64>| v.map(Timestamp::from_millis);
     let entries = rows
         .into_iter()
-        .filter_map(|r| {
-            let kind: TimelineKind = serde_json::from_str(&r.data).ok()?;
+        .filter_map(|row| {
+            let kind = if row.source == "campaign" {
+                let r = recs.get(&row.id)?;
+                TimelineKind::Campaign {
+                    campaign: CampaignRef {
+                        id: r.campaign_id,
+                        name: names.get(&r.campaign_id).cloned().unwrap_or_default(),
+                    },
+                    status: RecipientStatus::parse(&r.status).unwrap_or(RecipientStatus::Unknown),
+                    sent_at: ts(r.sent_at),
+                    delivered_at: ts(r.delivered_at),
+                    read_at: ts(r.read_at),
+                    failed_at: ts(r.failed_at),
+                    error_message: r.error_message.clone(),
+                }
+            } else {
+                serde_json::from_str(&own.get(&row.id)?.data).ok()?
+            };
             Some(TimelineEntry {
-                id: r.id,
-                at: Timestamp::from_millis(r.at),
+                id: row.id,
+                at: Timestamp::from_millis(row.at),
                 kind,
             })
         })

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use axum::http::StatusCode;
 use std::sync::Arc;
 
-use sea_orm::ConnectionTrait;
+use sea_orm::{ColumnTrait, ConnectionTrait, PaginatorTrait, QueryFilter};
 use uuid::Uuid;
 use wm_core::contacts as rules;
 use wm_core::phone::Phone;
@@ -500,7 +500,12 @@ pub async fn bulk(
 /// campaigns) may go; it takes its notes, identities and timeline with it.
 pub async fn delete(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<()> {
     let txn = state.db.write().await?;
-    if load(&*txn, org, id).await?.open_deals > 0 {
+    let has_campaigns = crate::db::tenant::in_org::<crate::db::entities::recipient::Entity>(org)
+        .filter(crate::db::entities::recipient::Column::ContactId.eq(id))
+        .count(&*txn)
+        .await?
+        > 0;
+    if load(&*txn, org, id).await?.open_deals > 0 || has_campaigns {
         return Err(ApiError::business(
             StatusCode::CONFLICT,
             Some("CONTACT_HAS_HISTORY"),

@@ -337,6 +337,44 @@ async fn send_now_charges_sends_refunds_and_completes() {
     assert_eq!(delivered["meta"]["total"], 3);
     assert_eq!(delivered["data"][0]["market"], "MX");
     assert!((delivered["data"][0]["totalCost"].as_f64().unwrap() - price).abs() < 1e-9);
+    // The contact's timeline shows the message with its current status; the contact now
+    // has history.
+    let contact = delivered["data"][0]["contact"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let t = org
+        .get(&format!("/contacts/{contact}/timeline?type=campaigns"))
+        .await
+        .ok(200);
+    assert_eq!(t["meta"]["total"], 1);
+    assert_eq!(t["data"][0]["type"], "campaign");
+    assert_eq!(
+        t["data"][0]["campaign"],
+        json!({"id": id, "name": "Spring"})
+    );
+    assert_eq!(t["data"][0]["status"], "DELIVERED");
+    assert!(t["data"][0]["sentAt"].is_string() && t["data"][0]["deliveredAt"].is_string());
+    let all = org
+        .get(&format!("/contacts/{contact}/timeline"))
+        .await
+        .ok(200);
+    let types: Vec<&str> = all["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, vec!["campaign", "created"]);
+    assert_eq!(
+        org.get(&format!("/contacts/{contact}/timeline?type=notes"))
+            .await
+            .ok(200)["meta"]["total"],
+        0
+    );
+    org.delete(&format!("/contacts/{contact}"))
+        .await
+        .assert_error(409, Some("CONTACT_HAS_HISTORY"));
     // campaign.finished is in the outbox.
     let ev = org.events().await;
     let finished = ev
