@@ -1,6 +1,7 @@
-//! `serve --demo`: a demo organisation with stages, two users, 50 varied contacts and an
-//! all-scopes API key, so a newcomer can curl at once. Running it again reuses the
-//! organisation and issues a fresh key (only key hashes are stored).
+//! `serve --demo`: a demo organisation with stages, two users, 50 varied contacts, a sender
+//! number, templates with and without variables, a funded wallet and an all-scopes API key,
+//! so a newcomer can curl at once. Running it again reuses the organisation and issues a
+//! fresh key (only key hashes are stored).
 
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use uuid::Uuid;
@@ -10,7 +11,7 @@ use wm_types::enums::{ConsentHow, ContactSource, Scope};
 
 use crate::auth::AuthContext;
 use crate::db::{self, entities::organization};
-use crate::services::{contacts, organizations};
+use crate::services::{catalog, contacts, organizations};
 use crate::state::AppState;
 
 /// Name of the demo organisation.
@@ -116,6 +117,7 @@ async fn seed_org(state: &AppState, now: i64) -> anyhow::Result<(Uuid, Uuid)> {
     )
     .await?;
     txn.commit().await?;
+    seed_campaign_kit(state, org.id).await?;
     let stages = db::lookups::stages(&state.db.conn, org.id).await?;
     let auth = AuthContext {
         key_id: Uuid::nil(),
@@ -168,4 +170,63 @@ async fn seed_org(state: &AppState, now: i64) -> anyhow::Result<(Uuid, Uuid)> {
             .map_err(|e| anyhow::anyhow!("seeding contact {i}: {e}"))?;
     }
     Ok((org.id, owner.id))
+}
+
+/// A sender number, three templates and 25.00 in the wallet.
+async fn seed_campaign_kit(state: &AppState, org: Uuid) -> anyhow::Result<()> {
+    use wm_types::Money;
+    use wm_types::campaigns::{CreatePhoneNumber, CreateTemplate, TemplateCategory, TopUp};
+    let err = |e: crate::error::ApiError| anyhow::anyhow!("{e}");
+    catalog::add_number(
+        state,
+        org,
+        CreatePhoneNumber {
+            number_e164: "+525550000001".into(),
+            display_name: "wm demo".into(),
+            quality_rating: None,
+        },
+    )
+    .await
+    .map_err(err)?;
+    for (name, category, body) in [
+        (
+            "spring_sale",
+            TemplateCategory::Marketing,
+            "Our spring sale starts today: 20% off everything.",
+        ),
+        (
+            "order_update",
+            TemplateCategory::Utility,
+            "Hi {{1}}, your order {{2}} is on its way.",
+        ),
+        (
+            "welcome",
+            TemplateCategory::Marketing,
+            "Welcome to {{1}}, {{2}}!",
+        ),
+    ] {
+        catalog::add_template(
+            state,
+            org,
+            CreateTemplate {
+                name: name.into(),
+                category,
+                language: "en".into(),
+                body_text: body.into(),
+                status: None,
+            },
+        )
+        .await
+        .map_err(err)?;
+    }
+    catalog::top_up(
+        state,
+        org,
+        TopUp {
+            amount: Money(25_000_000),
+        },
+    )
+    .await
+    .map_err(err)?;
+    Ok(())
 }

@@ -124,10 +124,27 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         demo.print(&base, &admin_token);
     }
     tracing::info!(%base, "wm-server listening");
+    run(state, listener, shutdown()).await
+}
+
+/// Serves `state` under `/api/v1` on `listener`, with the background workers (webhook
+/// deliveries, campaign sending), until `shutdown` resolves; then stops the workers.
+pub async fn run(
+    state: AppState,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let workers = worker::spawn_all(&state, cancel.clone())?;
     let app = Router::new().nest("/api/v1", router(state));
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown())
-        .await?;
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await;
+    cancel.cancel();
+    for w in workers {
+        let _ = w.await;
+    }
+    served?;
     Ok(())
 }
 

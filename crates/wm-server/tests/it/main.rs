@@ -14,6 +14,7 @@ mod events;
 mod identities;
 mod lookups;
 mod notes_timeline;
+mod server;
 mod support;
 mod tcp;
 mod validation;

@@ -1,0 +1,161 @@
+//! The real server (`wm_server::run`) over TCP with its background workers: a campaign sent
+//! through the API completes by itself and its `campaign.finished` webhook arrives, signed.
+
+use std::sync::{Arc, Mutex};
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, Method};
+use serde_json::{Value, json};
+
+use crate::support::TestApp;
+
+async fn eventually(mut check: impl AsyncFnMut() -> bool) -> bool {
+    // Bounded wait for the workers (200 ms poll), not a timing assertion.
+    for _ in 0..150 {
+        if check().await {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_campaign_sent_through_the_server_completes_and_its_webhook_arrives() {
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    // A receiver for the webhook.
+    let got: Arc<Mutex<Vec<(HeaderMap, Bytes)>>> = Arc::default();
+    let sink = got.clone();
+    let receiver = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |h: HeaderMap, b: Bytes| {
+            let sink = sink.clone();
+            async move {
+                sink.lock().unwrap().push((h, b));
+                "ok"
+            }
+        }),
+    );
+    let rl = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook_url = format!("http://{}/hook", rl.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(rl, receiver).await.ok() });
+    let secret = org
+        .post(
+            "/webhooks",
+            json!({"url": hook_url, "events": ["campaign.finished"]}),
+        )
+        .await
+        .ok(201)["secret"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The server, with its workers.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(wm_server::run(app.state.clone(), listener, async move {
+        stopped.await.ok();
+    }));
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let call = |method: Method, path: &str, body: Value| {
+        http.request(method, format!("{base}{path}"))
+            .bearer_auth(&org.key)
+            .json(&body)
+            .send()
+    };
+    let admin = |path: &str, body: Value| {
+        http.post(format!("{base}/admin/organizations/{}{path}", org.id))
+            .bearer_auth(crate::support::ADMIN)
+            .json(&body)
+            .send()
+    };
+    let number: Value = admin(
+        "/phone-numbers",
+        json!({"numberE164": "+525500000009", "displayName": "Ventas"}),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let template: Value = admin(
+        "/templates",
+        json!({"name": "hola", "category": "MARKETING", "language": "es", "bodyText": "Hola"}),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    admin("/wallet/top-ups", json!({"amount": 5}))
+        .await
+        .unwrap();
+    for i in 0..3 {
+        call(Method::POST, "/contacts", json!({"primaryPhone": format!("+5215510000{i}1"), "consent": {"given": true}, "tags": ["t"]}))
+            .await
+            .unwrap();
+    }
+    let c: Value = call(
+        Method::POST,
+        "/campaigns",
+        json!({"name": "Live", "phoneNumberId": number["id"], "templateId": template["id"]}),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let id = c["id"].as_str().unwrap().to_owned();
+    call(
+        Method::POST,
+        &format!("/campaigns/{id}/recipients"),
+        json!({"tag": "t"}),
+    )
+    .await
+    .unwrap();
+    let sent = call(Method::POST, &format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .unwrap();
+    assert_eq!(sent.status(), 200);
+    let done = eventually(async || {
+        let c: Value = call(Method::GET, &format!("/campaigns/{id}"), Value::Null)
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        c["status"] == "COMPLETED" && c["stats"]["delivered"] == 3
+    })
+    .await;
+    let last: Value = call(Method::GET, &format!("/campaigns/{id}"), Value::Null)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        done,
+        "the workers completed the campaign: {} {}",
+        last["status"], last["stats"]
+    );
+    let arrived = eventually(async || !got.lock().unwrap().is_empty()).await;
+    assert!(arrived, "campaign.finished was delivered");
+    let (headers, body) = got.lock().unwrap()[0].clone();
+    let sig = headers["x-wm-signature"].to_str().unwrap();
+    let t: i64 = sig
+        .split(',')
+        .next()
+        .unwrap()
+        .trim_start_matches("t=")
+        .parse()
+        .unwrap();
+    wm_webhook::verify(&secret, sig, &body, t).unwrap();
+    let event: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(event["event"], "campaign.finished");
+    assert_eq!(event["data"]["campaignId"], id.as_str());
+    assert_eq!(event["data"]["sent"], 3);
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+}
