@@ -8,6 +8,7 @@
 //! crash is not sent twice, and nothing is charged twice. Sending is leased per campaign
 //! (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so replicas do not send the same campaign.
 
+use futures::StreamExt;
 use sea_orm::sea_query::{Expr, LockBehavior, LockType};
 use sea_orm::{
     ColumnTrait, Condition, DbBackend, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
@@ -28,6 +29,8 @@ use crate::state::AppState;
 const LEASE_MS: i64 = 60_000;
 /// Messages sent per chunk before the campaign's status is looked at again.
 const CHUNK: u64 = 200;
+/// Platform calls in flight at once for one campaign.
+const SEND_CONCURRENCY: usize = 16;
 
 /// What one pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -366,32 +369,51 @@ impl CampaignWorker {
                 .into_iter()
                 .map(|k| (k.id, k))
                 .collect();
-            let mut results = Vec::with_capacity(batch.len());
-            for r in &batch {
-                let k = contacts.get(&r.contact_id);
-                let values = templates::ContactValues {
-                    full_name: k.and_then(|k| k.full_name.as_deref()),
-                    primary_phone: Some(r.phone.as_str()),
-                    primary_email: k.and_then(|k| k.primary_email.as_deref()),
-                    company: k.and_then(|k| k.company.as_deref()),
-                    country: k.and_then(|k| k.country.as_deref()),
-                };
-                let message = OutboundMessage {
-                    idempotency_key: r.id.to_string(),
-                    from: sender.number_e164.clone(),
-                    to: r.phone.clone(),
-                    template: tpl.name.clone(),
-                    language: tpl.language.clone(),
-                    body: templates::render(&tpl.body_text, &vars, &values),
-                };
-                self.state.pacer.wait(sender.id).await;
-                match self.state.provider.send(&message).await {
+            let messages: Vec<(usize, OutboundMessage)> = batch
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let k = contacts.get(&r.contact_id);
+                    let values = templates::ContactValues {
+                        full_name: k.and_then(|k| k.full_name.as_deref()),
+                        primary_phone: Some(r.phone.as_str()),
+                        primary_email: k.and_then(|k| k.primary_email.as_deref()),
+                        company: k.and_then(|k| k.company.as_deref()),
+                        country: k.and_then(|k| k.country.as_deref()),
+                    };
+                    let message = OutboundMessage {
+                        idempotency_key: r.id.to_string(),
+                        from: sender.number_e164.clone(),
+                        to: r.phone.clone(),
+                        template: tpl.name.clone(),
+                        language: tpl.language.clone(),
+                        body: templates::render(&tpl.body_text, &vars, &values),
+                    };
+                    (i, message)
+                })
+                .collect();
+            // Several calls in flight; the per-sender pacer still sets the rate.
+            let (state, from) = (self.state.clone(), sender.id);
+            let answers: Vec<(usize, Result<String, SendError>)> = futures::stream::iter(messages)
+                .map(|(i, m)| {
+                    let state = state.clone();
+                    async move {
+                        state.pacer.wait(from).await;
+                        (i, state.provider.send(&m).await)
+                    }
+                })
+                .buffer_unordered(SEND_CONCURRENCY)
+                .collect()
+                .await;
+            let mut results = Vec::with_capacity(answers.len());
+            for (i, answer) in answers {
+                let r = &batch[i];
+                match answer {
                     Ok(id) => results.push((r, Ok(id))),
                     Err(SendError::Rejected(reason)) => results.push((r, Err(reason))),
+                    // Stays queued (charged once) and is tried on a later pass.
                     Err(SendError::Unavailable(reason)) => {
-                        // Stays queued (charged once) and is tried on a later pass.
                         tracing::warn!(campaign = %c.id, %reason, "platform unavailable");
-                        break;
                     }
                 }
             }
