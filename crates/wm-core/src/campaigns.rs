@@ -447,6 +447,46 @@ pub fn transition(
     }
 }
 
+static SET_RATES: LazyLock<Schema> = LazyLock::new(|| {
+    let money = || Kind::Number {
+        min: Some(0.0),
+        max: Some(1000.0),
+    };
+    Schema::new().required(
+        "markets",
+        Kind::Array {
+            item: Box::new(object(
+                Schema::new()
+                    .required("market", string_len(2, 20))
+                    .required("label", string_len(1, 100))
+                    .required("marketing", money())
+                    .required("utility", money())
+                    .required("authentication", money())
+                    .required(
+                        "effectiveFrom",
+                        Kind::Custom(|v| {
+                            match v
+                                .as_str()
+                                .map(|s| chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d"))
+                            {
+                                Some(Ok(_)) => None,
+                                _ => Some("must be a date (YYYY-MM-DD)".to_owned()),
+                            }
+                        }),
+                    ),
+            )),
+            min: None,
+            max: Some(500),
+        },
+    )
+});
+
+impl Validated for wm_types::campaigns::SetRates {
+    fn schema() -> &'static Schema {
+        &SET_RATES
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

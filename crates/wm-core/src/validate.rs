@@ -437,6 +437,13 @@ fn check_value(kind: &Kind, value: &mut Value, path: &str, errors: &mut Vec<Stri
             {
                 errors.push(format!("{path} must contain no more than {n} elements"));
             }
+            if let Kind::Object(_) = item.as_ref() {
+                // Objects are named by index, as class-validator does (`markets.0.price`).
+                for (i, v) in items.iter_mut().enumerate() {
+                    check_value(item, v, &format!("{path}.{i}"), errors);
+                }
+                return;
+            }
             let mut item_errors: Vec<String> = Vec::new();
             for v in items.iter_mut() {
                 let mut errs = Vec::new();

@@ -603,3 +603,30 @@ pub struct Inbound {
     #[serde(default)]
     pub full_name: Option<String>,
 }
+
+/// A price row of an organisation's rate card, replacing (or adding) a market.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MarketRateInput {
+    /// Market code (`MX`, `ROW_LATAM`, …).
+    pub market: String,
+    /// Label.
+    pub label: String,
+    /// Price of a MARKETING message.
+    pub marketing: Money,
+    /// Price of a UTILITY message.
+    pub utility: Money,
+    /// Price of an AUTHENTICATION message.
+    pub authentication: Money,
+    /// Effective date (`2026-11-01`).
+    pub effective_from: String,
+}
+
+/// `PUT /admin/organizations/{orgId}/rates`: the organisation's overrides of the shipped
+/// rate card (an empty list restores it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetRates {
+    /// Overrides.
+    pub markets: Vec<MarketRateInput>,
+}

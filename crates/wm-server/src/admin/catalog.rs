@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use wm_types::campaigns::{
-    CreatePhoneNumber, CreateTemplate, PhoneNumber, Template, TopUp, Wallet,
+    CreatePhoneNumber, CreateTemplate, PhoneNumber, SetRates, Template, TopUp, Wallet,
 };
 use wm_types::lookups::List;
 
@@ -29,6 +29,10 @@ pub fn router() -> Router<AppState> {
         )
         .route("/admin/organizations/{org_id}/wallet", get(wallet))
         .route("/admin/organizations/{org_id}/wallet/top-ups", post(top_up))
+        .route(
+            "/admin/organizations/{org_id}/rates",
+            get(rates).put(set_rates),
+        )
 }
 
 async fn numbers(
@@ -95,4 +99,23 @@ async fn top_up(
         StatusCode::CREATED,
         Json(catalog::top_up(&s, org, body).await?),
     ))
+}
+
+async fn rates(
+    State(s): State<AppState>,
+    Path(org): Path<String>,
+    _: NoQuery,
+) -> ApiResult<Json<SetRates>> {
+    let org = org_of(&s, &org).await?;
+    Ok(Json(catalog::rates(&s, org).await?))
+}
+
+async fn set_rates(
+    State(s): State<AppState>,
+    Path(org): Path<String>,
+    _: NoQuery,
+    ValidatedJson(body): ValidatedJson<SetRates>,
+) -> ApiResult<Json<SetRates>> {
+    let org = org_of(&s, &org).await?;
+    Ok(Json(catalog::set_rates(&s, org, body).await?))
 }

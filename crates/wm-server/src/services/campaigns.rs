@@ -681,7 +681,10 @@ pub async fn add_audience(
         total: matched.len() as u64,
         ..Default::default()
     };
-    let card = RateCard::shipped();
+    let card = match organization::Entity::find_by_id(org).one(conn).await? {
+        Some(o) => sending::rate_card(&o),
+        None => RateCard::shipped().clone(),
+    };
     let now = state.now_ms();
     let mut rows = Vec::new();
     for m in matched {
@@ -764,7 +767,7 @@ pub async fn preview_cost(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Co
     let now = state.now_ms();
     let (batch, cost) = sending::price_next_batch(conn, &c, None, now).await?;
     let cat = sending::category(conn, &c).await?;
-    let card = RateCard::shipped();
+    let card = sending::rate_card(&o);
     let price_of: HashMap<Uuid, (i64, bool)> = cost
         .priced
         .iter()

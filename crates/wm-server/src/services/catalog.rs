@@ -1,13 +1,13 @@
 //! Templates, sender numbers and the wallet: what campaigns are made of (lookups for API
 //! keys, creation and top-ups for the operator).
 
-use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait, QueryOrder};
+use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use uuid::Uuid;
 use wm_core::phone::Phone;
 use wm_core::pricing::allowance_covered;
 use wm_types::Timestamp;
 use wm_types::campaigns::{
-    CreatePhoneNumber, CreateTemplate, LedgerKind, PhoneNumber, QualityRating, Template,
+    CreatePhoneNumber, CreateTemplate, LedgerKind, PhoneNumber, QualityRating, SetRates, Template,
     TemplateCategory, TemplateStatus, TopUp, Wallet,
 };
 use wm_types::lookups::List;
@@ -161,4 +161,34 @@ pub async fn top_up(state: &AppState, org: Uuid, body: TopUp) -> ApiResult<Walle
     txn.commit().await?;
     state.wake_campaigns();
     wallet(state, org).await
+}
+
+/// The organisation's rate overrides.
+pub async fn rates(state: &AppState, org: Uuid) -> ApiResult<SetRates> {
+    let o = organization::Entity::find_by_id(org)
+        .one(&state.db.conn)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Organization"))?;
+    let markets = o
+        .rate_overrides
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_default();
+    Ok(SetRates { markets })
+}
+
+/// Replaces the organisation's rate overrides (an empty list restores the shipped card).
+pub async fn set_rates(state: &AppState, org: Uuid, body: SetRates) -> ApiResult<SetRates> {
+    let json = serde_json::to_string(&body.markets).map_err(|e| ApiError::Internal(e.into()))?;
+    let txn = state.db.write().await?;
+    organization::Entity::update_many()
+        .col_expr(
+            organization::Column::RateOverrides,
+            sea_orm::sea_query::Expr::val((!body.markets.is_empty()).then_some(json)),
+        )
+        .filter(sea_orm::ColumnTrait::eq(&organization::Column::Id, org))
+        .exec(&*txn)
+        .await?;
+    txn.commit().await?;
+    Ok(body)
 }

@@ -31,6 +31,7 @@ pub async fn create(
         timezone: Set(body.timezone.unwrap_or_else(|| "UTC".to_owned())),
         included_utility_messages: Set(body.included_utility_messages.unwrap_or(0)),
         created_at: Set(now),
+        rate_overrides: Set(None),
     })
     .exec_with_returning(conn)
     .await?;

@@ -149,6 +149,33 @@ pub fn cost(
     out
 }
 
+/// The organisation's rate card: the shipped one with its overrides.
+pub fn rate_card(org: &organization::Model) -> RateCard {
+    let overrides: Vec<wm_types::campaigns::MarketRateInput> = org
+        .rate_overrides
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_default();
+    if overrides.is_empty() {
+        return RateCard::shipped().clone();
+    }
+    let rows: Vec<wm_core::pricing::MarketRate> = overrides
+        .into_iter()
+        .filter_map(|o| {
+            Some(wm_core::pricing::MarketRate {
+                market: o.market,
+                label: o.label,
+                marketing: o.marketing,
+                utility: o.utility,
+                authentication: o.authentication,
+                effective_from: chrono::NaiveDate::parse_from_str(&o.effective_from, "%Y-%m-%d")
+                    .ok()?,
+            })
+        })
+        .collect();
+    RateCard::shipped().with_overrides(&rows)
+}
+
 /// The batch and its cost, read in `conn` (for a balance check before charging).
 pub async fn price_next_batch(
     conn: &impl ConnectionTrait,
@@ -158,21 +185,21 @@ pub async fn price_next_batch(
 ) -> Result<(Vec<recipient::Model>, BatchCost), DbErr> {
     let batch = next_batch(conn, c, limit).await?;
     let cat = category(conn, c).await?;
-    let left = match organization::Entity::find_by_id(c.organization_id)
+    let org = organization::Entity::find_by_id(c.organization_id)
         .one(conn)
-        .await?
-    {
+        .await?;
+    let left = match &org {
         Some(o) => {
             let included = u64::try_from(o.included_utility_messages).unwrap_or(0);
-            allowance_covered(
-                included,
-                allowance_used(conn, c.organization_id, now).await?,
-                batch.len() as u64,
-            )
+            let used = allowance_used(conn, c.organization_id, now).await?;
+            allowance_covered(included, used, batch.len() as u64)
         }
         None => 0,
     };
-    let priced = cost(RateCard::shipped(), cat, &batch, left);
+    let card = org
+        .as_ref()
+        .map_or_else(|| RateCard::shipped().clone(), rate_card);
+    let priced = cost(&card, cat, &batch, left);
     Ok((batch, priced))
 }
 

@@ -472,6 +472,12 @@ impl CampaignWorker {
             if sending::pending_count(&self.state.db.conn, c.id).await? > 0 {
                 continue;
             }
+            transition(
+                CampaignStatus::Sending,
+                &Action::AllProcessed,
+                &Facts::default(),
+            )
+            .map_err(|e| anyhow::anyhow!(e.message()))?;
             let now = self.state.now_ms();
             let txn = self.state.db.write().await?;
             if sending::complete_if_done(&*txn, &c, now).await? {

@@ -900,3 +900,70 @@ async fn receipts_replies_duplicate_and_the_list() {
         .await
         .assert_error(404, None);
 }
+
+#[tokio::test]
+async fn an_organisation_can_override_the_rate_card() {
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 2, "t").await;
+    let id = campaign(&org, &s, &s.plain).await;
+    org.post(
+        &format!("/campaigns/{id}/recipients"),
+        json!({"contactIds": ids}),
+    )
+    .await
+    .ok(200);
+    let shipped = org
+        .get(&format!("/campaigns/{id}/preview-cost"))
+        .await
+        .ok(200)["byMarket"][0]["totalCost"]
+        .as_f64()
+        .unwrap();
+    let body = json!({"markets": [{"market": "MX", "label": "Mexico (contract)", "marketing": 0.01, "utility": 0.002,
+                                    "authentication": 0.003, "effectiveFrom": "2026-11-01"}]});
+    org.admin(Method::PUT, "/rates", Some(body.clone()))
+        .await
+        .ok(200);
+    assert_eq!(org.admin(Method::GET, "/rates", None).await.ok(200), body);
+    let p = org
+        .get(&format!("/campaigns/{id}/preview-cost"))
+        .await
+        .ok(200);
+    assert_eq!(p["byMarket"][0]["label"], "Mexico (contract)");
+    assert_eq!(p["byMarket"][0]["totalCost"], 0.01);
+    assert_eq!(p["byMarket"][0]["rateEffectiveFrom"], "2026-11-01");
+    assert_eq!(p["estimatedTotal"], 0.02);
+    top_up(&org, 1.0).await;
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    assert!(
+        (balance(&org).await - 0.98).abs() < 1e-9,
+        "charged at the organisation's price"
+    );
+    org.admin(Method::PUT, "/rates", Some(json!({"markets": [{"market": "MX", "label": "x", "marketing": 1, "utility": 1, "authentication": 1, "effectiveFrom": "soon"}]})))
+        .await
+        .assert_invalid("markets.0.effectiveFrom must be a date (YYYY-MM-DD)");
+    org.admin(Method::PUT, "/rates", Some(json!({"markets": []})))
+        .await
+        .ok(200);
+    let id2 = campaign(&org, &s, &s.plain).await;
+    org.post(
+        &format!("/campaigns/{id2}/recipients"),
+        json!({"contactIds": ids_of(&org).await}),
+    )
+    .await
+    .ok(200);
+    let back = org
+        .get(&format!("/campaigns/{id2}/preview-cost"))
+        .await
+        .ok(200)["byMarket"][0]["totalCost"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(back, shipped);
+}
+
+async fn ids_of(org: &Org<'_>) -> Vec<String> {
+    crate::support::ids(&org.get("/contacts?tag=t").await.ok(200))
+}

@@ -13,6 +13,8 @@ pub struct Model {
     pub timezone: String,
     pub included_utility_messages: i64,
     pub created_at: i64,
+    /// JSON array of `MarketRateInput`: this organisation's prices.
+    pub rate_overrides: Option<String>,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

@@ -5,6 +5,7 @@ use sea_orm_migration::prelude::*;
 mod m0001_init;
 mod m0002_webhooks;
 mod m0003_campaigns;
+mod m0004_rate_overrides;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -16,6 +17,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0001_init::Migration),
             Box::new(m0002_webhooks::Migration),
             Box::new(m0003_campaigns::Migration),
+            Box::new(m0004_rate_overrides::Migration),
         ]
     }
 }
