@@ -22,6 +22,7 @@
 pub mod admin;
 pub mod campaigns;
 pub mod contacts;
+pub mod conversations;
 pub mod phone;
 pub mod pricing;
 pub mod provider;

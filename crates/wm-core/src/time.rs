@@ -57,16 +57,42 @@ pub fn parse_iso8601(s: &str) -> Option<Timestamp> {
     Some(Timestamp(d.and_hms_opt(0, 0, 0)?.and_utc()))
 }
 
-/// Whether `tz` names a time zone the server can use for calendar days. Offsets are not
-/// zones; only `UTC`, `Etc/*` and `Area/City` names are accepted (the name is checked for
-/// form here; the server resolves it).
+/// Whether `tz` names an IANA time zone (`UTC`, `America/Mexico_City`).
 pub fn is_timezone(tz: &str) -> bool {
-    tz == "UTC"
-        || (tz.contains('/')
-            && tz.len() <= 64
-            && tz
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'_' | b'-' | b'+')))
+    tz.parse::<chrono_tz::Tz>().is_ok()
+}
+
+/// Start (ms since epoch) of the calendar day containing `now` in `tz`, and of the day
+/// before; falls back to UTC for an unknown zone.
+pub fn day_starts(tz: &str, now: DateTime<Utc>) -> (i64, i64) {
+    use chrono::TimeZone;
+    let zone: chrono_tz::Tz = tz.parse().unwrap_or(chrono_tz::UTC);
+    let local = now.with_timezone(&zone).date_naive();
+    let start = |d: NaiveDate| {
+        d.and_hms_opt(0, 0, 0)
+            .and_then(|t| zone.from_local_datetime(&t).earliest())
+            .map_or(now.timestamp_millis(), |t| t.timestamp_millis())
+    };
+    let yesterday = local.pred_opt().unwrap_or(local);
+    (start(local), start(yesterday))
+}
+
+/// The calendar date of an instant in `tz`.
+pub fn local_date(tz: &str, ms: i64) -> NaiveDate {
+    let zone: chrono_tz::Tz = tz.parse().unwrap_or(chrono_tz::UTC);
+    Timestamp::from_millis(ms)
+        .0
+        .with_timezone(&zone)
+        .date_naive()
+}
+
+/// Start (ms) of a calendar date in `tz`.
+pub fn date_start(tz: &str, date: NaiveDate) -> i64 {
+    use chrono::TimeZone;
+    let zone: chrono_tz::Tz = tz.parse().unwrap_or(chrono_tz::UTC);
+    date.and_hms_opt(0, 0, 0)
+        .and_then(|t| zone.from_local_datetime(&t).earliest())
+        .map_or(0, |t| t.timestamp_millis())
 }
 
 #[cfg(test)]
@@ -87,6 +113,28 @@ mod tests {
         );
         assert!(parse_iso8601("21/11/2026").is_none());
         assert!(parse_iso8601("2026-11-21T10:00:00").is_none());
+    }
+
+    #[test]
+    fn days_follow_the_zone() {
+        let now = DateTime::parse_from_rfc3339("2026-11-21T03:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        // 21 Nov 03:00 UTC is 20 Nov 21:00 in Mexico City (UTC-6).
+        let (today, yesterday) = day_starts("America/Mexico_City", now);
+        assert_eq!(
+            Timestamp::from_millis(today).to_string(),
+            "2026-11-20T06:00:00.000Z"
+        );
+        assert_eq!(
+            Timestamp::from_millis(yesterday).to_string(),
+            "2026-11-19T06:00:00.000Z"
+        );
+        assert_eq!(
+            local_date("America/Mexico_City", now.timestamp_millis()).to_string(),
+            "2026-11-20"
+        );
+        assert!(is_timezone("Europe/Madrid") && is_timezone("UTC") && !is_timezone("Mars/Base"));
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod admin;
 pub mod campaigns;
 pub mod common;
 pub mod contacts;
+pub mod conversations;
 pub mod enums;
 pub mod events;
 pub mod lookups;

@@ -18,6 +18,7 @@ use sea_orm::EntityTrait;
 pub mod api_keys;
 pub mod catalog;
 pub mod channels;
+pub mod conversations;
 pub mod deals;
 pub mod lifecycle_stages;
 pub mod organizations;
@@ -35,6 +36,7 @@ pub fn router() -> Router<AppState> {
         .merge(channels::router())
         .merge(deals::router())
         .merge(catalog::router())
+        .merge(conversations::router())
         .merge(platform::router())
         .merge(webhooks::router())
 }

@@ -326,7 +326,7 @@ pub fn view(
         consent: f.consent,
         tags: f.tags,
         identities,
-        // Conversations arrive with the inbox; until then no contact has one.
+        // Filled in by `views` for list items.
         last_conversation: (shape == Shape::ListItem).then_some(None),
         open_deals: (shape == Shape::Detail).then_some(open_deals),
         created_at: Timestamp::from_millis(r.created_at),
@@ -348,6 +348,11 @@ pub async fn views(
         .filter(|r| r.open_deals > 0)
         .map(|r| r.id)
         .collect();
+    let mut last = if shape == Shape::ListItem {
+        super::conversations::latest_of(conn, org, rows.iter().map(|r| r.id).collect()).await?
+    } else {
+        HashMap::new()
+    };
     let mut open: HashMap<Uuid, Vec<OpenDeal>> = HashMap::new();
     if shape == Shape::Detail && !with_deals.is_empty() {
         for d in deals::open_of_contacts(conn, org, with_deals).await? {
@@ -363,7 +368,11 @@ pub async fn views(
         .iter()
         .map(|r| {
             let d = open.remove(&r.id).unwrap_or_default();
-            view(r, identities_of(r), d, l, shape)
+            let mut v = view(r, identities_of(r), d, l, shape);
+            if shape == Shape::ListItem {
+                v.last_conversation = Some(last.remove(&r.id));
+            }
+            v
         })
         .collect())
 }

@@ -5,6 +5,7 @@
 
 pub mod campaigns;
 pub mod contacts;
+pub mod conversations;
 pub mod deals;
 pub mod entities;
 pub mod identities;

@@ -37,7 +37,10 @@ tenant!(
     template,
     ledger_entry,
     campaign,
-    recipient
+    recipient,
+    conversation,
+    automation,
+    automation_run
 );
 
 /// Every row of `E` in `org`.

@@ -10,10 +10,12 @@ use sea_orm::{
 };
 use uuid::Uuid;
 use wm_types::Timestamp;
-use wm_types::contacts::{CampaignRef, TimelineEntry, TimelineFilter, TimelineKind};
-use wm_types::enums::RecipientStatus;
+use wm_types::contacts::{
+    CampaignRef, ConversationRef, TimelineEntry, TimelineFilter, TimelineKind,
+};
+use wm_types::enums::{ChannelType, ConversationStatus, RecipientStatus};
 
-use super::entities::{campaign, recipient, timeline_entry};
+use super::entities::{campaign, conversation, recipient, timeline_entry};
 use super::tenant::in_org;
 
 /// Records an entry.
@@ -64,6 +66,17 @@ fn own_entries(org: Uuid, contact: Uuid, only: Option<&str>) -> SelectStatement 
     q
 }
 
+fn conversation_entries(org: Uuid, contact: Uuid) -> SelectStatement {
+    Query::select()
+        .expr_as(Expr::col(conversation::Column::Id), Alias::new("id"))
+        .expr_as(Expr::col(conversation::Column::CreatedAt), Alias::new("at"))
+        .expr_as(Expr::val("conversation"), Alias::new("source"))
+        .from(conversation::Entity)
+        .and_where(conversation::Column::OrganizationId.eq(org))
+        .and_where(conversation::Column::ContactId.eq(contact))
+        .to_owned()
+}
+
 fn campaign_entries(org: Uuid, contact: Uuid) -> SelectStatement {
     Query::select()
         .expr_as(Expr::col(recipient::Column::Id), Alias::new("id"))
@@ -87,11 +100,12 @@ pub async fn page(
     let own_filter = match filter {
         TimelineFilter::All => Some(None),
         TimelineFilter::Notes => Some(Some("note")),
-        TimelineFilter::Conversations => Some(Some("conversation")),
-        TimelineFilter::Campaigns => None,
+        TimelineFilter::Conversations | TimelineFilter::Campaigns => None,
     };
     let with_campaigns = matches!(filter, TimelineFilter::All | TimelineFilter::Campaigns);
+    let with_conversations = matches!(filter, TimelineFilter::All | TimelineFilter::Conversations);
     let mut total = 0;
+    let mut parts: Vec<SelectStatement> = Vec::new();
     if let Some(only) = own_filter {
         let mut q = in_org::<timeline_entry::Entity>(org)
             .filter(timeline_entry::Column::ContactId.eq(contact));
@@ -99,20 +113,29 @@ pub async fn page(
             q = q.filter(timeline_entry::Column::EntryType.eq(t));
         }
         total += q.count(conn).await?;
+        parts.push(own_entries(org, contact, only));
     }
     if with_campaigns {
         total += in_org::<recipient::Entity>(org)
             .filter(recipient::Column::ContactId.eq(contact))
             .count(conn)
             .await?;
+        parts.push(campaign_entries(org, contact));
     }
-    let mut q = match (own_filter, with_campaigns) {
-        (Some(only), true) => own_entries(org, contact, only)
-            .union(UnionType::All, campaign_entries(org, contact))
-            .to_owned(),
-        (Some(only), false) => own_entries(org, contact, only),
-        (None, _) => campaign_entries(org, contact),
+    if with_conversations {
+        total += in_org::<conversation::Entity>(org)
+            .filter(conversation::Column::ContactId.eq(contact))
+            .count(conn)
+            .await?;
+        parts.push(conversation_entries(org, contact));
+    }
+    let mut parts = parts.into_iter();
+    let Some(mut q) = parts.next() else {
+        return Ok((Vec::new(), 0));
     };
+    for p in parts {
+        q.union(UnionType::All, p);
+    }
     q.order_by(Alias::new("at"), Order::Desc)
         .order_by(Alias::new("id"), Order::Desc)
         .limit(page_size)
@@ -130,6 +153,22 @@ pub async fn page(
         .filter(|r| r.source == "campaign")
         .map(|r| r.id)
         .collect();
+    let conv_ids: Vec<Uuid> = rows
+        .iter()
+        .filter(|r| r.source == "conversation")
+        .map(|r| r.id)
+        .collect();
+    let convs: HashMap<Uuid, conversation::Model> = if conv_ids.is_empty() {
+        HashMap::new()
+    } else {
+        conversation::Entity::find()
+            .filter(conversation::Column::Id.is_in(conv_ids))
+            .all(conn)
+            .await?
+            .into_iter()
+            .map(|c| (c.id, c))
+            .collect()
+    };
     let own: HashMap<Uuid, timeline_entry::Model> = if own_ids.is_empty() {
         HashMap::new()
     } else {
@@ -168,7 +207,18 @@ pub async fn page(
     let entries = rows
         .into_iter()
         .filter_map(|row| {
-            let kind = if row.source == "campaign" {
+            let kind = if row.source == "conversation" {
+                let c = convs.get(&row.id)?;
+                TimelineKind::Conversation {
+                    conversation: ConversationRef {
+                        id: c.id,
+                        channel_type: ChannelType::parse(&c.channel_type)
+                            .unwrap_or(ChannelType::Unknown),
+                        status: ConversationStatus::parse(&c.status)
+                            .unwrap_or(ConversationStatus::Unknown),
+                    },
+                }
+            } else if row.source == "campaign" {
                 let r = recs.get(&row.id)?;
                 TimelineKind::Campaign {
                     campaign: CampaignRef {

@@ -6,6 +6,7 @@ use crate::state::AppState;
 
 pub mod campaigns;
 pub mod contacts;
+pub mod conversations;
 pub mod lifecycle_stages;
 pub mod phone_numbers;
 pub mod templates;
@@ -18,6 +19,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .merge(campaigns::router())
         .merge(contacts::router())
+        .merge(conversations::router())
         .merge(phone_numbers::router())
         .merge(templates::router())
         .merge(wallet::router())

@@ -505,7 +505,13 @@ pub async fn delete(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<()> {
         .count(&*txn)
         .await?
         > 0;
-    if load(&*txn, org, id).await?.open_deals > 0 || has_campaigns {
+    let has_conversations =
+        crate::db::tenant::in_org::<crate::db::entities::conversation::Entity>(org)
+            .filter(crate::db::entities::conversation::Column::ContactId.eq(id))
+            .count(&*txn)
+            .await?
+            > 0;
+    if load(&*txn, org, id).await?.open_deals > 0 || has_campaigns || has_conversations {
         return Err(ApiError::business(
             StatusCode::CONFLICT,
             Some("CONTACT_HAS_HISTORY"),

@@ -19,6 +19,8 @@ use crate::state::AppState;
 pub struct InboundResult {
     /// The contact it came from.
     pub contact_id: Uuid,
+    /// The OPEN conversation it landed in.
+    pub conversation_id: Uuid,
     /// Whether that contact was created now.
     pub created: bool,
     /// Whether a campaign message of theirs was marked REPLIED.
@@ -27,7 +29,7 @@ pub struct InboundResult {
 
 /// A message from a contact: finds or creates the contact (source
 /// MESSAGING_APP_A_INBOUND) and marks their latest SENT/DELIVERED/READ campaign message
-/// REPLIED. (Conversations come with the inbox.)
+/// REPLIED. It lands in the contact's OPEN conversation on that channel (opened if needed).
 pub async fn inbound(state: &AppState, org: Uuid, body: Inbound) -> ApiResult<InboundResult> {
     let conn = &state.db.conn;
     let external = wm_core::contacts::normalize_external_id(body.channel_type, &body.external_id)
@@ -72,11 +74,29 @@ pub async fn inbound(state: &AppState, org: Uuid, body: Inbound) -> ApiResult<In
         }
     };
     let now = state.now_ms();
+    let channel = db::lookups::active_channel(conn, org, body.channel_type)
+        .await?
+        .ok_or_else(|| {
+            ApiError::invalid(format!(
+                "channelType {} is not active in this organization",
+                body.channel_type
+            ))
+        })?;
     let txn = state.db.write().await?;
+    let conversation_id = crate::services::conversations::touch_from_contact(
+        &*txn,
+        org,
+        contact_id,
+        channel.id,
+        body.channel_type,
+        now,
+    )
+    .await?;
     let replied_campaign = sending::mark_replied(&*txn, org, contact_id, now).await?;
     txn.commit().await?;
     Ok(InboundResult {
         contact_id,
+        conversation_id,
         created,
         replied_campaign,
     })

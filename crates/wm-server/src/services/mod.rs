@@ -4,6 +4,7 @@
 pub mod campaigns;
 pub mod catalog;
 pub mod contacts;
+pub mod conversations;
 pub mod inbound;
 pub mod organizations;
 pub mod sending;

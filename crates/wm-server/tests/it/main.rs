@@ -10,6 +10,7 @@ mod contacts_create;
 mod contacts_delete;
 mod contacts_list;
 mod contacts_update;
+mod conversations;
 mod events;
 mod identities;
 mod lookups;

@@ -4,10 +4,13 @@
 
 pub mod allowance_usage;
 pub mod api_key;
+pub mod automation;
+pub mod automation_run;
 pub mod campaign;
 pub mod channel;
 pub mod contact;
 pub mod contact_tag;
+pub mod conversation;
 pub mod deal;
 pub mod identity;
 pub mod ledger_entry;

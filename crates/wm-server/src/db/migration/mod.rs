@@ -6,6 +6,7 @@ mod m0001_init;
 mod m0002_webhooks;
 mod m0003_campaigns;
 mod m0004_rate_overrides;
+mod m0005_inbox;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -18,6 +19,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0002_webhooks::Migration),
             Box::new(m0003_campaigns::Migration),
             Box::new(m0004_rate_overrides::Migration),
+            Box::new(m0005_inbox::Migration),
         ]
     }
 }

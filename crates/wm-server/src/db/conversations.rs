@@ -1,0 +1,38 @@
+//! Conversation queries shared by contacts and the inbox.
+
+use std::collections::HashMap;
+
+use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, QueryFilter, QueryOrder};
+use uuid::Uuid;
+use wm_types::Timestamp;
+use wm_types::contacts::LastConversation;
+use wm_types::enums::{ChannelType, ConversationStatus};
+
+use super::entities::conversation;
+use super::tenant::in_org;
+
+/// The latest conversation of each contact (for list items' `lastConversation`).
+pub async fn latest_of(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    contacts: Vec<Uuid>,
+) -> Result<HashMap<Uuid, LastConversation>, DbErr> {
+    let mut out = HashMap::new();
+    if contacts.is_empty() {
+        return Ok(out);
+    }
+    let rows = in_org::<conversation::Entity>(org)
+        .filter(conversation::Column::ContactId.is_in(contacts))
+        .order_by_desc(conversation::Column::UpdatedAt)
+        .all(conn)
+        .await?;
+    for c in rows {
+        out.entry(c.contact_id).or_insert_with(|| LastConversation {
+            id: c.id,
+            status: ConversationStatus::parse(&c.status).unwrap_or(ConversationStatus::Unknown),
+            channel_type: ChannelType::parse(&c.channel_type).unwrap_or(ChannelType::Unknown),
+            updated_at: Timestamp::from_millis(c.updated_at),
+        });
+    }
+    Ok(out)
+}

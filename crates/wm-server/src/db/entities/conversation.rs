@@ -1,0 +1,28 @@
+//! The `conversations` table.
+
+use sea_orm::entity::prelude::*;
+
+#[allow(missing_docs)]
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "conversations")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: Uuid,
+    pub organization_id: Uuid,
+    pub contact_id: Uuid,
+    pub channel_id: Uuid,
+    pub channel_type: String,
+    pub external_conversation_id: String,
+    pub status: String,
+    pub initiated_by: String,
+    pub assigned_to_user_id: Option<Uuid>,
+    pub resolved_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// Relations are resolved by explicit queries in `db::*`.
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}
