@@ -1,6 +1,15 @@
-//! Typed errors: the spec's business codes (tolerant of codes added later) and the
-//! validation messages.
+//! Typed errors: the spec's business codes (tolerant of codes added later), the validation
+//! messages, and what the retry policy needs to know (`Retry-After`, transient or not).
+//!
+//! A rate-limited call (429) stays an [`Error::Api`] with `status: 429` and, when the server
+//! sent one, its `Retry-After` in the variant's `retry_after` field (also [`Error::retry_after`]):
+//! callers that match on `Api { status, .. }` keep working, and the business code
+//! (`API_KEY_RATE_LIMITED`) and body stay available.
 
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, RETRY_AFTER};
 use wm_types::common::{BusinessErrorBody, ValidationErrorBody};
 
 /// A stable error code of API v1.
@@ -30,7 +39,8 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    fn parse(s: &str) -> ErrorCode {
+    /// Parses a wire code; unknown codes become [`ErrorCode::Other`].
+    pub fn parse(s: &str) -> ErrorCode {
         match s {
             "API_KEY_INVALID" => ErrorCode::ApiKeyInvalid,
             "API_KEY_EXPIRED" => ErrorCode::ApiKeyExpired,
@@ -44,18 +54,41 @@ impl ErrorCode {
             other => ErrorCode::Other(other.to_owned()),
         }
     }
+
+    /// The wire spelling.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ErrorCode::ApiKeyInvalid => "API_KEY_INVALID",
+            ErrorCode::ApiKeyExpired => "API_KEY_EXPIRED",
+            ErrorCode::ApiKeyScopeMissing => "API_KEY_SCOPE_MISSING",
+            ErrorCode::ApiKeyNotAllowedHere => "API_KEY_NOT_ALLOWED_HERE",
+            ErrorCode::ApiKeyRateLimited => "API_KEY_RATE_LIMITED",
+            ErrorCode::ContactPhoneExists => "CONTACT_PHONE_EXISTS",
+            ErrorCode::ContactHasHistory => "CONTACT_HAS_HISTORY",
+            ErrorCode::CampaignVariablesRequired => "CAMPAIGN_VARIABLES_REQUIRED",
+            ErrorCode::PhoneNumberNotOwned => "PHONE_NUMBER_NOT_OWNED",
+            ErrorCode::Other(s) => s,
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What can go wrong with a call.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
-    /// 400 with one message per failed constraint.
+    /// 400 with one message per failed constraint (never retried).
     #[error("validation failed: {}", messages.join("; "))]
     Validation {
         /// The messages.
         messages: Vec<String>,
     },
-    /// Any other error answer.
+    /// Any other error answer, including 429 (rate limited) and 5xx.
     #[error("{status}: {message}")]
     Api {
         /// HTTP status.
@@ -64,23 +97,40 @@ pub enum Error {
         code: Option<ErrorCode>,
         /// For a person.
         message: String,
-        /// The whole body (extra fields such as `contactId`).
+        /// The whole body (extra fields such as `contactId`); `Null` when it was not JSON.
         body: serde_json::Value,
+        /// The `Retry-After` header (in seconds) of a 429 or 503, when the server sent one.
+        retry_after: Option<Duration>,
     },
-    /// The request did not complete.
+    /// The request did not complete: connection refused or reset, timeout, TLS failure.
     #[error("transport: {0}")]
-    Transport(reqwest::Error),
+    Transport(#[source] reqwest::Error),
     /// The answer was not what the API documents.
     #[error("unexpected response: {0}")]
     Decode(String),
-    /// The client could not be built.
+    /// The client or a request could not be built (bad base URL, API key or body).
     #[error("client configuration: {0}")]
     Config(String),
 }
 
 impl Error {
+    /// Builds the error of a non-2xx answer from its status, headers and body.
+    pub(crate) fn from_response(status: StatusCode, headers: &HeaderMap, bytes: &[u8]) -> Error {
+        let mut e = Error::from_body(status.as_u16(), bytes);
+        if let Error::Api { retry_after, .. } = &mut e
+            && (status == StatusCode::TOO_MANY_REQUESTS
+                || status == StatusCode::SERVICE_UNAVAILABLE)
+        {
+            *retry_after = parse_retry_after(headers);
+        }
+        e
+    }
+
+    /// Builds the error of a non-2xx answer from its status and body.
     pub(crate) fn from_body(status: u16, bytes: &[u8]) -> Error {
-        if let Ok(v) = serde_json::from_slice::<ValidationErrorBody>(bytes) {
+        if status == 400
+            && let Ok(v) = serde_json::from_slice::<ValidationErrorBody>(bytes)
+        {
             return Error::Validation {
                 messages: v.message,
             };
@@ -93,12 +143,14 @@ impl Error {
                 code: b.code.as_deref().map(ErrorCode::parse),
                 message: b.message,
                 body,
+                retry_after: None,
             },
             Err(_) => Error::Api {
                 status,
                 code: None,
                 message: String::from_utf8_lossy(bytes).into_owned(),
                 body,
+                retry_after: None,
             },
         }
     }
@@ -110,11 +162,65 @@ impl Error {
             _ => None,
         }
     }
+
+    /// The HTTP status of an error answer (400 for [`Error::Validation`]).
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Error::Validation { .. } => Some(400),
+            Error::Api { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// How long the server asked to wait (`Retry-After` of a 429 or 503).
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Error::Api { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// Whether the failure is transient: 429, any 5xx, a timeout or a connection error.
+    ///
+    /// This says nothing about whether *repeating the request* is safe: the client retries
+    /// GET requests on every transient error, but other methods only on 429 and on errors
+    /// while connecting (see [`crate::retry`]).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Api { status, .. } => *status == 429 || (500..600).contains(status),
+            Error::Transport(e) => is_transient_transport(e),
+            _ => false,
+        }
+    }
+
+    /// Whether this is a transport error raised while connecting, so no byte of the request
+    /// reached the server.
+    pub fn is_connect(&self) -> bool {
+        matches!(self, Error::Transport(e) if e.is_connect())
+    }
+
+    /// Whether this is a transport timeout.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Error::Transport(e) if e.is_timeout())
+    }
+}
+
+/// Timeouts, connection failures and I/O failures while sending or reading.
+fn is_transient_transport(e: &reqwest::Error) -> bool {
+    e.is_timeout() || e.is_connect() || e.is_request() || e.is_body()
+}
+
+/// `Retry-After` in delta-seconds (the form the wm server sends); an HTTP date or garbage
+/// is ignored (the backoff applies instead).
+fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let v = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    v.parse::<u64>().ok().map(Duration::from_secs)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reqwest::header::HeaderValue;
 
     #[test]
     fn bodies_become_typed_errors() {
@@ -123,6 +229,7 @@ mod tests {
             br#"{"statusCode":409,"code":"CONTACT_PHONE_EXISTS","message":"x","contactId":"a"}"#,
         );
         assert_eq!(e.code(), Some(&ErrorCode::ContactPhoneExists));
+        assert!(!e.is_retryable());
         let e = Error::from_body(
             400,
             br#"{"statusCode":400,"message":["a","b"],"error":"Bad Request"}"#,
@@ -130,5 +237,32 @@ mod tests {
         assert!(matches!(e, Error::Validation { ref messages } if messages.len() == 2));
         let e = Error::from_body(418, br#"{"statusCode":418,"code":"TEAPOT","message":"t"}"#);
         assert_eq!(e.code(), Some(&ErrorCode::Other("TEAPOT".into())));
+        assert_eq!(e.code().map(ErrorCode::as_str), Some("TEAPOT"));
+        let e = Error::from_body(502, b"<html>bad gateway</html>");
+        assert!(
+            matches!(e, Error::Api { status: 502, code: None, ref message, body: serde_json::Value::Null, .. } if message.contains("bad gateway"))
+        );
+        assert!(e.is_retryable());
+    }
+
+    #[test]
+    fn retry_after_is_read_on_429_and_503_only() {
+        let mut h = HeaderMap::new();
+        h.insert(RETRY_AFTER, HeaderValue::from_static("7"));
+        let body = br#"{"statusCode":429,"code":"API_KEY_RATE_LIMITED","message":"slow"}"#;
+        let e = Error::from_response(StatusCode::TOO_MANY_REQUESTS, &h, body);
+        assert_eq!(e.retry_after(), Some(Duration::from_secs(7)));
+        assert_eq!(e.code(), Some(&ErrorCode::ApiKeyRateLimited));
+        assert!(e.is_retryable());
+        let e = Error::from_response(StatusCode::SERVICE_UNAVAILABLE, &h, b"");
+        assert_eq!(e.retry_after(), Some(Duration::from_secs(7)));
+        let e = Error::from_response(StatusCode::INTERNAL_SERVER_ERROR, &h, b"");
+        assert_eq!(e.retry_after(), None);
+        h.insert(
+            RETRY_AFTER,
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        let e = Error::from_response(StatusCode::TOO_MANY_REQUESTS, &h, b"");
+        assert_eq!(e.retry_after(), None);
     }
 }
