@@ -20,6 +20,7 @@
 //! ```
 
 pub mod admin;
+pub mod automations;
 pub mod campaigns;
 pub mod contacts;
 pub mod conversations;

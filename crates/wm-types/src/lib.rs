@@ -21,6 +21,7 @@
 mod macros;
 
 pub mod admin;
+pub mod automations;
 pub mod campaigns;
 pub mod common;
 pub mod contacts;

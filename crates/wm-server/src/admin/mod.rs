@@ -16,6 +16,7 @@ use crate::state::AppState;
 use sea_orm::EntityTrait;
 
 pub mod api_keys;
+pub mod automations;
 pub mod catalog;
 pub mod channels;
 pub mod conversations;
@@ -35,6 +36,7 @@ pub fn router() -> Router<AppState> {
         .merge(lifecycle_stages::router())
         .merge(channels::router())
         .merge(deals::router())
+        .merge(automations::router())
         .merge(catalog::router())
         .merge(conversations::router())
         .merge(platform::router())

@@ -4,6 +4,7 @@ use axum::Router;
 
 use crate::state::AppState;
 
+pub mod automations;
 pub mod campaigns;
 pub mod contacts;
 pub mod conversations;
@@ -17,6 +18,7 @@ pub mod webhooks;
 /// Every API-key route (mounted behind [`crate::auth::api_key_auth`]).
 pub fn router() -> Router<AppState> {
     Router::new()
+        .merge(automations::router())
         .merge(campaigns::router())
         .merge(contacts::router())
         .merge(conversations::router())

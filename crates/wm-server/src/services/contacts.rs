@@ -130,6 +130,8 @@ struct Change<'a> {
     changed: &'a [&'static str],
     /// Made by `/contacts/bulk`.
     bulk: bool,
+    /// Whether the change may start automations (not when an automation made it).
+    triggers: bool,
 }
 
 async fn record_change(
@@ -144,6 +146,7 @@ async fn record_change(
         after,
         changed,
         bulk,
+        triggers,
     } = change;
     if changed.is_empty() {
         return Ok(());
@@ -154,6 +157,7 @@ async fn record_change(
     if before.lifecycle_stage_id != after.lifecycle_stage_id {
         let from = l.stage_name(before.lifecycle_stage_id);
         let to = l.stage_name(after.lifecycle_stage_id);
+        let to_name = to.clone();
         let entry = TimelineKind::Stage {
             by: auth.user_name.clone(),
             from: from.clone(),
@@ -161,6 +165,9 @@ async fn record_change(
             bulk,
         };
         db::timeline::add(conn, org, after.id, now, &entry).await?;
+        if triggers && let Some(stage) = &to_name {
+            crate::services::automations::on_stage_entered(conn, org, after.id, stage, now).await?;
+        }
         let mut stage_data = data.clone();
         stage_data.previous_stage = Some(from);
         db::outbox::push(conn, org, EventKind::ContactStageChanged, &stage_data, now).await?;
@@ -402,6 +409,7 @@ pub async fn update(
         after: &after,
         changed: &changed,
         bulk: false,
+        triggers: true,
     };
     record_change(&*txn, auth, change, &l, now).await?;
     let after = if add_identity.is_some() {
@@ -480,6 +488,7 @@ pub async fn bulk(
             after: &after,
             changed: &changed,
             bulk: true,
+            triggers: true,
         };
         record_change(&*txn, auth, change, &l, now).await?;
     }
@@ -676,4 +685,49 @@ pub async fn timeline(
         data,
         meta: PageMeta::new(page, page_size, total),
     })
+}
+
+/// Applies new fields to a contact on behalf of an automation (`by` its name): records the
+/// change like a PATCH would, without starting other automations (no loops).
+pub async fn apply_automation_change(
+    conn: &impl ConnectionTrait,
+    state: &AppState,
+    before: &contact::Model,
+    fields: &wm_core::contacts::ContactFields,
+    by: &str,
+    now: i64,
+) -> ApiResult<()> {
+    let changed = rules::changed_fields(&db::contacts::fields_of(before), fields);
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let after = db::contacts::save(conn, before, fields, now).await?;
+    let org = before.organization_id;
+    let l = state
+        .lookups
+        .covering(
+            conn,
+            org,
+            [before.lifecycle_stage_id, after.lifecycle_stage_id]
+                .into_iter()
+                .flatten(),
+            after.owner_id,
+        )
+        .await?;
+    let actor = AuthContext {
+        key_id: Uuid::nil(),
+        org_id: org,
+        user_id: Uuid::nil(),
+        user_name: by.to_owned(),
+        scopes: Vec::new(),
+        expires_at: None,
+    };
+    let change = Change {
+        before,
+        after: &after,
+        changed: &changed,
+        bulk: false,
+        triggers: false,
+    };
+    record_change(conn, &actor, change, &l, now).await
 }

@@ -480,5 +480,7 @@ pub async fn mark_replied(
         .filter(recipient::Column::Id.eq(r.id))
         .exec(conn)
         .await?;
+    crate::services::automations::on_campaign_replied(conn, org, contact, r.campaign_id, r.id, now)
+        .await?;
     Ok(true)
 }

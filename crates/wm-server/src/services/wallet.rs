@@ -125,6 +125,9 @@ pub async fn charge(
         now,
     )
     .await?;
+    let after = balance(conn, org).await?.0;
+    crate::services::automations::on_balance_change(conn, org, after + amount.0, after, now)
+        .await?;
     Ok(true)
 }
 

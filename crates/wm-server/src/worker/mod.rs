@@ -2,6 +2,7 @@
 //! side and a restart loses nothing) and exposes `run_once()` so tests drive it
 //! deterministically; `spawn_all` runs them until the cancellation token fires.
 
+pub mod automations;
 pub mod campaigns;
 pub mod webhooks;
 
@@ -22,7 +23,9 @@ pub fn spawn_all(
 ) -> anyhow::Result<Vec<JoinHandle<()>>> {
     let hooks = webhooks::WebhookWorker::new(state.clone())?;
     let campaigns = campaigns::CampaignWorker::new(state.clone());
+    let automations = automations::AutomationWorker::new(state.clone());
     Ok(vec![
+        tokio::spawn(automations.run(cancel.clone())),
         tokio::spawn(hooks.run(cancel.clone())),
         tokio::spawn(campaigns.run(cancel)),
     ])

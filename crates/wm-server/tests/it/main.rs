@@ -4,6 +4,7 @@
 
 mod admin;
 mod auth;
+mod automations;
 mod campaigns;
 mod contacts_bulk;
 mod contacts_create;

@@ -154,6 +154,14 @@ impl TestApp {
         }
     }
 
+    /// One pass of the automation worker.
+    pub async fn automation_pass(&self) -> wm_server::worker::automations::Outcome {
+        wm_server::worker::automations::AutomationWorker::new(self.state.clone())
+            .run_once()
+            .await
+            .expect("automation pass")
+    }
+
     /// One pass of the campaign worker.
     pub async fn send_pass(&self) -> wm_server::worker::campaigns::Outcome {
         wm_server::worker::campaigns::CampaignWorker::new(self.state.clone())

@@ -1,0 +1,553 @@
+//! The automation worker: enqueues NO_RESPONSE_DAYS runs, then executes due runs step by
+//! step (conditions, actions, waits), logging every step. A SEND_TEMPLATE charges the wallet
+//! and goes through the messaging platform like a campaign message; the charge is recorded
+//! in the run before the platform is called, so a crashed run resumed later neither charges
+//! nor (thanks to the idempotency key) sends twice. Five consecutive failed runs pause the
+//! automation (PAUSED_BY_FAILURE).
+
+use sea_orm::sea_query::{Expr, LockBehavior, LockType};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, Condition, DbBackend, EntityTrait, ExprTrait, QueryFilter,
+    QueryOrder, QuerySelect,
+};
+use uuid::Uuid;
+use wm_core::automations::{ContactFacts, FAILURES_TO_PAUSE, condition_holds};
+use wm_core::phone::Phone;
+use wm_core::provider::{OutboundMessage, SendError};
+use wm_types::Timestamp;
+use wm_types::automations::{AutomationStatus, RunStep, Step, StepKind, StepType, TriggerType};
+use wm_types::campaigns::{LedgerKind, TemplateCategory, TemplateStatus};
+use wm_types::enums::{ChannelType, RecipientStatus};
+
+use crate::db::entities::{
+    automation, automation_run, contact, identity, organization, phone_number, recipient, template,
+};
+use crate::services::automations::{WAITING, enqueue};
+use crate::services::{contacts, sending, wallet};
+use crate::state::AppState;
+
+const LEASE_MS: i64 = 60_000;
+const DAY_MS: i64 = 86_400_000;
+
+/// What one pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Runs executed (to an end or a wait).
+    pub runs: usize,
+    /// Runs that failed.
+    pub failed: usize,
+}
+
+/// The automation worker.
+#[derive(Clone)]
+pub struct AutomationWorker {
+    state: AppState,
+}
+
+enum Stop {
+    Wait,
+    End(&'static str, Option<String>),
+}
+
+impl AutomationWorker {
+    /// A worker over the server's state.
+    pub fn new(state: AppState) -> Self {
+        AutomationWorker { state }
+    }
+
+    /// Runs until cancelled.
+    pub async fn run(self, cancel: tokio_util::sync::CancellationToken) {
+        loop {
+            if let Err(e) = self.run_once().await {
+                tracing::warn!(error = %format!("{e:#}"), "automation pass failed");
+            }
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = tokio::time::sleep(super::POLL) => {}
+            }
+        }
+    }
+
+    /// One pass: NO_RESPONSE_DAYS scan, then every due run.
+    pub async fn run_once(&self) -> anyhow::Result<Outcome> {
+        self.scan_no_response().await?;
+        let mut out = Outcome::default();
+        loop {
+            let due = self.claim().await?;
+            if due.is_empty() {
+                return Ok(out);
+            }
+            for run in due {
+                let failed = self.execute(run).await?;
+                out.runs += 1;
+                out.failed += usize::from(failed);
+            }
+        }
+    }
+
+    async fn scan_no_response(&self) -> anyhow::Result<()> {
+        let conn = &self.state.db.conn;
+        let now = self.state.now_ms();
+        let autos = automation::Entity::find()
+            .filter(automation::Column::Status.eq(AutomationStatus::Active.as_str()))
+            .filter(automation::Column::TriggerType.eq(TriggerType::NoResponseDays.as_str()))
+            .all(conn)
+            .await?;
+        for a in autos {
+            let cfg: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&a.trigger_config).unwrap_or_default();
+            let days = cfg.get("days").and_then(|d| d.as_i64()).unwrap_or(0);
+            if days <= 0 {
+                continue;
+            }
+            let stale = recipient::Entity::find()
+                .filter(recipient::Column::OrganizationId.eq(a.organization_id))
+                .filter(recipient::Column::Status.is_in([
+                    RecipientStatus::Sent.as_str(),
+                    RecipientStatus::Delivered.as_str(),
+                    RecipientStatus::Read.as_str(),
+                ]))
+                .filter(recipient::Column::SentAt.lte(now - days * DAY_MS))
+                .filter(recipient::Column::SentAt.gte(a.created_at - days * DAY_MS))
+                .limit(1000)
+                .all(conn)
+                .await?;
+            if stale.is_empty() {
+                continue;
+            }
+            let txn = self.state.db.write().await?;
+            for r in stale {
+                enqueue(
+                    &*txn,
+                    &a,
+                    Some(r.contact_id),
+                    Some(format!("noreply:{}", r.id)),
+                    now,
+                )
+                .await?;
+            }
+            txn.commit().await?;
+        }
+        Ok(())
+    }
+
+    async fn claim(&self) -> anyhow::Result<Vec<automation_run::Model>> {
+        let now = self.state.now_ms();
+        let txn = self.state.db.write().await?;
+        let mut q = automation_run::Entity::find()
+            .filter(automation_run::Column::Result.eq(WAITING))
+            .filter(automation_run::Column::ResumeAt.lte(now))
+            .filter(
+                Condition::any()
+                    .add(automation_run::Column::LockedUntil.is_null())
+                    .add(automation_run::Column::LockedUntil.lte(now)),
+            )
+            .order_by_asc(automation_run::Column::ResumeAt)
+            .limit(100);
+        if self.state.db.backend() == DbBackend::Postgres {
+            q = q.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked);
+        }
+        let due = q.all(&*txn).await?;
+        if !due.is_empty() {
+            automation_run::Entity::update_many()
+                .col_expr(
+                    automation_run::Column::LockedUntil,
+                    Expr::val(now + LEASE_MS),
+                )
+                .filter(
+                    automation_run::Column::Id.is_in(due.iter().map(|r| r.id).collect::<Vec<_>>()),
+                )
+                .exec(&*txn)
+                .await?;
+        }
+        txn.commit().await?;
+        Ok(due)
+    }
+
+    /// Executes a run from its next step; returns whether it failed.
+    async fn execute(&self, run: automation_run::Model) -> anyhow::Result<bool> {
+        let conn = &self.state.db.conn;
+        let mut log: Vec<RunStep> = serde_json::from_str(&run.steps_log).unwrap_or_default();
+        let mut templates = run.templates_sent;
+        let mut cost = run.cost_micros;
+        let Some(a) = automation::Entity::find_by_id(run.automation_id)
+            .one(conn)
+            .await?
+        else {
+            return self
+                .finish(
+                    &run,
+                    None,
+                    log,
+                    "skipped",
+                    Some("automation deleted".into()),
+                    templates,
+                    cost,
+                )
+                .await;
+        };
+        if a.status != AutomationStatus::Active.as_str() {
+            return self
+                .finish(
+                    &run,
+                    Some(&a),
+                    log,
+                    "skipped",
+                    Some(format!("automation is {}", a.status)),
+                    templates,
+                    cost,
+                )
+                .await;
+        }
+        let steps: Vec<Step> = serde_json::from_str(&a.steps).unwrap_or_default();
+        let start = usize::try_from(run.next_step).unwrap_or(0);
+        let mut stop = Stop::End("completed", None);
+        for (i, step) in steps.iter().enumerate().skip(start) {
+            let now = self.state.now_ms();
+            let record = |log: &mut Vec<RunStep>, outcome: &str, detail: Option<String>| {
+                log.push(RunStep {
+                    index: i as u32,
+                    step_type: step.step_type,
+                    kind: step.config.kind,
+                    outcome: outcome.to_owned(),
+                    detail,
+                    at: Timestamp::from_millis(now),
+                });
+            };
+            match step.step_type {
+                StepType::Wait => {
+                    let minutes = step.config.value.as_i64().unwrap_or(0);
+                    record(&mut log, "waiting", Some(format!("{minutes} minutes")));
+                    let resume = now + minutes * 60_000;
+                    self.save_wait(&run, i + 1, resume, &log, templates, cost)
+                        .await?;
+                    stop = Stop::Wait;
+                    break;
+                }
+                StepType::Condition => {
+                    let facts = self.facts(run.contact_id).await?;
+                    if condition_holds(step, &facts) {
+                        record(&mut log, "passed", None);
+                    } else {
+                        record(&mut log, "not_met", None);
+                        stop = Stop::End("condition", None);
+                        break;
+                    }
+                }
+                _ => match self.act(&run, &a, i, step, &mut log).await {
+                    Ok(Acted::Done(detail)) => record(&mut log, "done", detail),
+                    Ok(Acted::Sent(price, detail)) => {
+                        templates += 1;
+                        cost += price;
+                        record(&mut log, "sent", Some(detail));
+                    }
+                    Ok(Acted::Skipped(reason)) => {
+                        record(&mut log, "skipped", Some(reason.clone()));
+                        stop = Stop::End("skipped", Some(reason));
+                        break;
+                    }
+                    Err(reason) => {
+                        record(&mut log, "failed", Some(reason.clone()));
+                        stop = Stop::End("failed", Some(reason));
+                        break;
+                    }
+                },
+            }
+        }
+        match stop {
+            Stop::Wait => Ok(false),
+            Stop::End(result, error) => {
+                self.finish(&run, Some(&a), log, result, error, templates, cost)
+                    .await
+            }
+        }
+    }
+
+    async fn facts(&self, contact: Option<Uuid>) -> anyhow::Result<ContactFacts> {
+        let Some(id) = contact else {
+            return Ok(ContactFacts::default());
+        };
+        let conn = &self.state.db.conn;
+        let Some(c) = contact::Entity::find_by_id(id).one(conn).await? else {
+            return Ok(ContactFacts::default());
+        };
+        let channel_types = identity::Entity::find()
+            .filter(identity::Column::ContactId.eq(id))
+            .all(conn)
+            .await?
+            .into_iter()
+            .filter_map(|i| ChannelType::parse(&i.channel_type))
+            .collect();
+        Ok(ContactFacts {
+            channel_types,
+            tags: serde_json::from_str(&c.tags).unwrap_or_default(),
+        })
+    }
+
+    async fn act(
+        &self,
+        run: &automation_run::Model,
+        a: &automation::Model,
+        index: usize,
+        step: &Step,
+        log: &mut Vec<RunStep>,
+    ) -> Result<Acted, String> {
+        let conn = &self.state.db.conn;
+        let value = step.config.value.as_str().unwrap_or_default().to_owned();
+        let contact = match run.contact_id {
+            Some(id) => contact::Entity::find_by_id(id)
+                .one(conn)
+                .await
+                .map_err(|e| e.to_string())?,
+            None => None,
+        };
+        let Some(c) = contact else {
+            return Err("this step needs a contact and the run has none".into());
+        };
+        let now = self.state.now_ms();
+        let by = format!("Automation \"{}\"", a.name);
+        match step.config.kind {
+            StepKind::AddTag => {
+                let mut f = crate::db::contacts::fields_of(&c);
+                f.tags = wm_core::tags::merge_tags(&f.tags, &[value.trim().to_owned()]);
+                self.change(&c, &f, &by, now).await?;
+                Ok(Acted::Done(Some(value)))
+            }
+            StepKind::SetStage => {
+                let stage = crate::db::lookups::stages(conn, c.organization_id)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .into_iter()
+                    .find(|s| s.name.eq_ignore_ascii_case(value.trim()))
+                    .ok_or_else(|| format!("no lifecycle stage named {value}"))?;
+                let mut f = crate::db::contacts::fields_of(&c);
+                f.lifecycle_stage_id = Some(stage.id);
+                self.change(&c, &f, &by, now).await?;
+                Ok(Acted::Done(Some(stage.name)))
+            }
+            StepKind::SendTemplate => self.send_template(run, a, index, &c, &value, log).await,
+            _ => Err("unknown action".into()),
+        }
+    }
+
+    async fn change(
+        &self,
+        c: &contact::Model,
+        f: &wm_core::contacts::ContactFields,
+        by: &str,
+        now: i64,
+    ) -> Result<(), String> {
+        let err = |e: String| e;
+        let txn = self.state.db.write().await.map_err(|e| e.to_string())?;
+        contacts::apply_automation_change(&*txn, &self.state, c, f, by, now)
+            .await
+            .map_err(|e| err(e.to_string()))?;
+        txn.commit().await.map_err(|e| e.to_string())
+    }
+
+    async fn send_template(
+        &self,
+        run: &automation_run::Model,
+        a: &automation::Model,
+        index: usize,
+        c: &contact::Model,
+        name: &str,
+        log: &mut Vec<RunStep>,
+    ) -> Result<Acted, String> {
+        let conn = &self.state.db.conn;
+        let db = |e: sea_orm::DbErr| e.to_string();
+        if c.opted_out || !c.consent_given {
+            return Ok(Acted::Skipped(
+                "the contact opted out or gave no consent".into(),
+            ));
+        }
+        let Some(phone) = c.primary_phone.clone() else {
+            return Ok(Acted::Skipped("the contact has no phone".into()));
+        };
+        let org = c.organization_id;
+        let tpl = template::Entity::find()
+            .filter(template::Column::OrganizationId.eq(org))
+            .filter(template::Column::Name.eq(name.trim()))
+            .filter(template::Column::Status.eq(TemplateStatus::Approved.as_str()))
+            .one(conn)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| format!("no APPROVED template named {name}"))?;
+        let sender = phone_number::Entity::find()
+            .filter(phone_number::Column::OrganizationId.eq(org))
+            .order_by_asc(phone_number::Column::CreatedAt)
+            .one(conn)
+            .await
+            .map_err(db)?
+            .ok_or("the organization has no sender number")?;
+        let o = organization::Entity::find_by_id(org)
+            .one(conn)
+            .await
+            .map_err(db)?
+            .ok_or("organization missing")?;
+        let category =
+            TemplateCategory::parse(&tpl.category).unwrap_or(TemplateCategory::Marketing);
+        let price = sending::rate_card(&o)
+            .market_for(&Phone::from_stored(phone.clone()))
+            .map(|m| m.price(category))
+            .ok_or("unpriceable destination: the number has no known market")?;
+        // Charged once: the charge and its mark in the run's log are one transaction.
+        let charged = log
+            .iter()
+            .any(|s| s.index as usize == index && s.outcome == "charged");
+        if !charged {
+            let now = self.state.now_ms();
+            let txn = self.state.db.write().await.map_err(db)?;
+            let what = format!("Automation \"{}\": template {}", a.name, tpl.name);
+            if !wallet::charge(&*txn, org, price, None, &what, now)
+                .await
+                .map_err(db)?
+            {
+                return Err("Saldo insuficiente en la wallet.".into());
+            }
+            log.push(RunStep {
+                index: index as u32,
+                step_type: StepType::Action,
+                kind: StepKind::SendTemplate,
+                outcome: "charged".into(),
+                detail: Some(format!("{}", price.to_decimal())),
+                at: Timestamp::from_millis(now),
+            });
+            automation_run::Entity::update_many()
+                .col_expr(
+                    automation_run::Column::StepsLog,
+                    Expr::val(serde_json::to_string(&*log).unwrap_or_default()),
+                )
+                .filter(automation_run::Column::Id.eq(run.id))
+                .exec(&*txn)
+                .await
+                .map_err(db)?;
+            txn.commit().await.map_err(db)?;
+        }
+        let message = OutboundMessage {
+            idempotency_key: format!("{}:{index}", run.id),
+            from: sender.number_e164.clone(),
+            to: phone.clone(),
+            template: tpl.name.clone(),
+            language: tpl.language.clone(),
+            body: tpl.body_text.clone(),
+        };
+        self.state.pacer.wait(sender.id).await;
+        match self.state.provider.send(&message).await {
+            Ok(id) => Ok(Acted::Sent(
+                price.0,
+                format!("template {} (message {id})", tpl.name),
+            )),
+            Err(SendError::Rejected(reason)) | Err(SendError::Unavailable(reason)) => {
+                let now = self.state.now_ms();
+                let txn = self.state.db.write().await.map_err(db)?;
+                let what = format!("Automation \"{}\": refund of a rejected message", a.name);
+                wallet::credit(&*txn, org, LedgerKind::Refund, price, None, &what, now)
+                    .await
+                    .map_err(db)?;
+                txn.commit().await.map_err(db)?;
+                Err(reason)
+            }
+        }
+    }
+
+    async fn save_wait(
+        &self,
+        run: &automation_run::Model,
+        next: usize,
+        resume: i64,
+        log: &[RunStep],
+        templates: i32,
+        cost: i64,
+    ) -> anyhow::Result<()> {
+        automation_run::Entity::update_many()
+            .col_expr(automation_run::Column::NextStep, Expr::val(next as i32))
+            .col_expr(automation_run::Column::ResumeAt, Expr::val(resume))
+            .col_expr(
+                automation_run::Column::LockedUntil,
+                Expr::val(Option::<i64>::None),
+            )
+            .col_expr(
+                automation_run::Column::StepsLog,
+                Expr::val(serde_json::to_string(log)?),
+            )
+            .col_expr(automation_run::Column::TemplatesSent, Expr::val(templates))
+            .col_expr(automation_run::Column::CostMicros, Expr::val(cost))
+            .filter(automation_run::Column::Id.eq(run.id))
+            .exec(&self.state.db.conn)
+            .await?;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn finish(
+        &self,
+        run: &automation_run::Model,
+        a: Option<&automation::Model>,
+        log: Vec<RunStep>,
+        result: &str,
+        error: Option<String>,
+        templates: i32,
+        cost: i64,
+    ) -> anyhow::Result<bool> {
+        let now = self.state.now_ms();
+        let txn = self.state.db.write().await?;
+        let mut am: automation_run::ActiveModel = run.clone().into();
+        am.result = Set(result.to_owned());
+        am.finished_at = Set(Some(now));
+        am.resume_at = Set(None);
+        am.locked_until = Set(None);
+        am.steps_log = Set(serde_json::to_string(&log)?);
+        am.error = Set(error.clone());
+        am.templates_sent = Set(templates);
+        am.cost_micros = Set(cost);
+        automation_run::Entity::update(am).exec(&*txn).await?;
+        let failed = result == "failed";
+        if let Some(a) = a {
+            let mut q = automation::Entity::update_many()
+                .col_expr(automation::Column::LastRunAt, Expr::val(now))
+                .filter(automation::Column::Id.eq(a.id));
+            q = match result {
+                "failed" => q.col_expr(
+                    automation::Column::FailureCount,
+                    Expr::col(automation::Column::FailureCount).add(1),
+                ),
+                "completed" | "condition" => {
+                    q.col_expr(automation::Column::FailureCount, Expr::val(0))
+                }
+                _ => q,
+            };
+            q.exec(&*txn).await?;
+            if failed {
+                let reason = format!(
+                    "Paused after {FAILURES_TO_PAUSE} consecutive failed runs; last error: {}",
+                    error.unwrap_or_default()
+                );
+                automation::Entity::update_many()
+                    .col_expr(
+                        automation::Column::Status,
+                        Expr::val(AutomationStatus::PausedByFailure.as_str()),
+                    )
+                    .col_expr(automation::Column::PausedReason, Expr::val(reason))
+                    .col_expr(automation::Column::UpdatedAt, Expr::val(now))
+                    .filter(automation::Column::Id.eq(a.id))
+                    .filter(automation::Column::Status.eq(AutomationStatus::Active.as_str()))
+                    .filter(automation::Column::FailureCount.gte(FAILURES_TO_PAUSE))
+                    .exec(&*txn)
+                    .await?;
+            }
+        }
+        txn.commit().await?;
+        Ok(failed)
+    }
+}
+
+/// What an action step did.
+enum Acted {
+    /// Done, with a detail.
+    Done(Option<String>),
+    /// A template was sent: its price and a detail.
+    Sent(i64, String),
+    /// Not applicable to this contact.
+    Skipped(String),
+}

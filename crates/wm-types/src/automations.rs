@@ -1,0 +1,275 @@
+//! Automations (trigger → conditions, actions and waits) and the log of their runs.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::campaigns::RecipientContact;
+use crate::common::{Money, Timestamp, double_option};
+
+wire_enum!(
+    /// Where an automation stands.
+    AutomationStatus {
+        Active = "ACTIVE",
+        Paused = "PAUSED",
+        PausedByFailure = "PAUSED_BY_FAILURE",
+        Draft = "DRAFT",
+        Archived = "ARCHIVED",
+    }
+);
+
+wire_enum!(
+    /// What starts a run.
+    TriggerType {
+        LifecycleStageEntered = "LIFECYCLE_STAGE_ENTERED",
+        CampaignReplied = "CAMPAIGN_REPLIED",
+        NoResponseDays = "NO_RESPONSE_DAYS",
+        WalletLowBalance = "WALLET_LOW_BALANCE",
+    }
+);
+
+wire_enum!(
+    /// A step's type.
+    StepType {
+        Condition = "CONDITION",
+        Action = "ACTION",
+        Wait = "WAIT",
+    }
+);
+
+wire_enum!(
+    /// A step's kind: CHANNEL_IS, HAS_TAG (conditions), SEND_TEMPLATE, ADD_TAG, SET_STAGE
+    /// (actions), MINUTES (wait).
+    StepKind {
+        ChannelIs = "CHANNEL_IS",
+        HasTag = "HAS_TAG",
+        SendTemplate = "SEND_TEMPLATE",
+        AddTag = "ADD_TAG",
+        SetStage = "SET_STAGE",
+        Minutes = "MINUTES",
+    }
+);
+
+/// `{kind, value}` of a step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepConfig {
+    /// Kind.
+    pub kind: StepKind,
+    /// A channel type, a tag, a template name, a stage name, or minutes.
+    pub value: serde_json::Value,
+}
+
+/// One step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// CONDITION, ACTION or WAIT.
+    #[serde(rename = "type")]
+    pub step_type: StepType,
+    /// What it does.
+    pub config: StepConfig,
+}
+
+/// An automation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Automation {
+    /// Automation id.
+    pub id: Uuid,
+    /// Organisation.
+    pub organization_id: Uuid,
+    /// Author.
+    pub created_by_user_id: Uuid,
+    /// Name.
+    pub name: String,
+    /// Status.
+    pub status: AutomationStatus,
+    /// Trigger.
+    pub trigger_type: TriggerType,
+    /// Trigger settings (`{stage}`, `{days}`, `{threshold}`, `{campaignId?}`).
+    pub trigger_config: serde_json::Map<String, serde_json::Value>,
+    /// Steps, in order.
+    pub steps: Vec<Step>,
+    /// Why it was paused by the service.
+    pub paused_reason: Option<String>,
+    /// Consecutive failed runs (five pause it).
+    pub failure_count: u32,
+    /// Last run.
+    pub last_run_at: Option<Timestamp>,
+    /// The template the automation is built around.
+    pub template_key: Option<String>,
+    /// Creation time.
+    pub created_at: Timestamp,
+    /// Last change.
+    pub updated_at: Timestamp,
+    /// The trigger in words.
+    pub trigger_label: String,
+    /// The steps in words.
+    pub steps_summary: Vec<String>,
+    /// Runs started in the last 7 days.
+    pub runs7d: u64,
+}
+
+/// Figures of the automations list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AutomationSummary {
+    /// ACTIVE.
+    pub active: u64,
+    /// PAUSED_BY_FAILURE.
+    pub paused_by_failure: u64,
+    /// PAUSED.
+    pub paused: u64,
+    /// DRAFT.
+    pub drafts: u64,
+    /// Runs in the last 7 days.
+    pub runs7d: u64,
+    /// Runs in the 7 days before.
+    pub runs7d_previous: u64,
+    /// Templates sent by runs in the last 7 days.
+    pub templates_sent7d: u64,
+    /// What they cost.
+    pub templates_cost7d: Money,
+    /// Organisation currency.
+    pub currency: String,
+    /// Failed runs in the last 7 days.
+    pub failures7d: u64,
+    /// The latest failure's error.
+    pub failure_example: Option<String>,
+}
+
+/// `GET /automations` response (not paginated).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AutomationList {
+    /// Automations, newest first.
+    pub data: Vec<Automation>,
+    /// Figures.
+    pub summary: AutomationSummary,
+}
+
+/// `GET /automations` query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListAutomationsQuery {
+    /// all, active, paused, drafts.
+    #[serde(default)]
+    pub tab: Option<String>,
+    /// Trigger type.
+    #[serde(default)]
+    pub trigger: Option<TriggerType>,
+    /// Name substring, max 120.
+    #[serde(default)]
+    pub q: Option<String>,
+    /// "true" includes archived ones.
+    #[serde(default)]
+    pub include_archived: Option<String>,
+}
+
+/// What one step of a run did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunStep {
+    /// Position in the automation.
+    pub index: u32,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub step_type: StepType,
+    /// Its kind.
+    pub kind: StepKind,
+    /// passed, not_met, sent, added, set, waiting, failed.
+    pub outcome: String,
+    /// Details (the template sent, the cost, the error).
+    pub detail: Option<String>,
+    /// When.
+    pub at: Timestamp,
+}
+
+/// A run of an automation for a contact (or for the organisation, on wallet triggers).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AutomationRun {
+    /// Run id.
+    pub id: Uuid,
+    /// Automation.
+    pub automation_id: Uuid,
+    /// The contact it ran for.
+    pub contact: Option<RecipientContact>,
+    /// completed, waiting, condition, skipped or failed.
+    pub result: String,
+    /// Steps executed so far.
+    pub steps: Vec<RunStep>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// When it started.
+    pub started_at: Timestamp,
+    /// When it ended (null while waiting).
+    pub finished_at: Option<Timestamp>,
+}
+
+/// `GET /automations/{id}/logs` query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LogsQuery {
+    /// all, completed, waiting, condition, skipped, failed.
+    #[serde(default)]
+    pub result: Option<String>,
+    /// Page.
+    #[serde(default)]
+    pub page: Option<u64>,
+    /// Page size.
+    #[serde(default)]
+    pub page_size: Option<u64>,
+}
+
+/// `POST /admin/organizations/{orgId}/automations`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateAutomation {
+    /// Name.
+    pub name: String,
+    /// Default DRAFT.
+    #[serde(default)]
+    pub status: Option<AutomationStatus>,
+    /// Trigger.
+    pub trigger_type: TriggerType,
+    /// Trigger settings.
+    #[serde(default)]
+    pub trigger_config: serde_json::Map<String, serde_json::Value>,
+    /// Steps.
+    pub steps: Vec<Step>,
+    /// Template it is built around.
+    #[serde(default)]
+    pub template_key: Option<String>,
+    /// Author (a user of the organisation).
+    pub created_by_user_id: Uuid,
+}
+
+/// `PATCH /admin/organizations/{orgId}/automations/{id}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateAutomation {
+    /// Name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Status (ACTIVE reactivates one paused by failure and resets its count).
+    #[serde(default)]
+    pub status: Option<AutomationStatus>,
+    /// Trigger.
+    #[serde(default)]
+    pub trigger_type: Option<TriggerType>,
+    /// Trigger settings.
+    #[serde(default)]
+    pub trigger_config: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Steps.
+    #[serde(default)]
+    pub steps: Option<Vec<Step>>,
+    /// Template key; null removes it.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "double_option"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub template_key: Option<Option<String>>,
+}
