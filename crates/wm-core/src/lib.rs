@@ -27,6 +27,7 @@ pub mod conversations;
 pub mod phone;
 pub mod pricing;
 pub mod provider;
+pub mod reports;
 pub mod tags;
 pub mod templates;
 pub mod time;

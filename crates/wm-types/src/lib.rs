@@ -29,6 +29,7 @@ pub mod conversations;
 pub mod enums;
 pub mod events;
 pub mod lookups;
+pub mod reports;
 pub mod webhooks;
 
 pub use common::{Money, Page, PageMeta, PageQuery, Timestamp};

@@ -10,6 +10,7 @@ pub mod contacts;
 pub mod conversations;
 pub mod lifecycle_stages;
 pub mod phone_numbers;
+pub mod reports;
 pub mod templates;
 pub mod users;
 pub mod wallet;
@@ -23,6 +24,7 @@ pub fn router() -> Router<AppState> {
         .merge(contacts::router())
         .merge(conversations::router())
         .merge(phone_numbers::router())
+        .merge(reports::router())
         .merge(templates::router())
         .merge(wallet::router())
         .merge(lifecycle_stages::router())

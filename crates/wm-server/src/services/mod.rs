@@ -8,6 +8,7 @@ pub mod contacts;
 pub mod conversations;
 pub mod inbound;
 pub mod organizations;
+pub mod reports;
 pub mod sending;
 pub mod wallet;
 pub mod webhooks;

@@ -16,6 +16,7 @@ mod events;
 mod identities;
 mod lookups;
 mod notes_timeline;
+mod reports;
 mod server;
 mod support;
 mod tcp;

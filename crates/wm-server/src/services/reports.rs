@@ -1,0 +1,483 @@
+//! Reports: rows of the period are read once and counted per calendar day in the
+//! organisation's time zone; every day of the period has a row.
+
+use std::collections::HashMap;
+
+use chrono::{Duration, NaiveDate};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use uuid::Uuid;
+use wm_core::time::{date_start, local_date};
+use wm_types::Money;
+use wm_types::campaigns::LedgerKind;
+use wm_types::enums::{ConversationStatus, StageCategory};
+use wm_types::reports::*;
+
+use crate::db::entities::{
+    campaign, contact, conversation, deal, ledger_entry, lifecycle_stage, note, organization,
+    recipient, timeline_entry, user,
+};
+use crate::db::tenant::in_org;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+
+/// A report's period and how to place an instant in it.
+struct Ctx {
+    org: Uuid,
+    tz: String,
+    days: Vec<NaiveDate>,
+    start: i64,
+    end: i64,
+}
+
+impl Ctx {
+    fn slot(&self, ms: i64) -> Option<usize> {
+        if ms < self.start || ms >= self.end {
+            return None;
+        }
+        let d = local_date(&self.tz, ms);
+        self.days.iter().position(|x| *x == d)
+    }
+
+    fn period(&self) -> Period {
+        Period {
+            from: self.days.first().map(|d| d.to_string()).unwrap_or_default(),
+            to: self.days.last().map(|d| d.to_string()).unwrap_or_default(),
+            timezone: self.tz.clone(),
+        }
+    }
+
+    fn series<D>(&self, make: impl Fn(String) -> D) -> Vec<D> {
+        self.days.iter().map(|d| make(d.to_string())).collect()
+    }
+}
+
+async fn ctx(state: &AppState, org: Uuid, q: &ReportQuery) -> ApiResult<Ctx> {
+    let o = organization::Entity::find_by_id(org)
+        .one(&state.db.conn)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Organization"))?;
+    let today = local_date(&o.timezone, state.now_ms());
+    let (from, to) = wm_core::reports::period(q, today).map_err(ApiError::invalid)?;
+    Ok(Ctx {
+        org,
+        start: date_start(&o.timezone, from),
+        end: date_start(&o.timezone, to + Duration::days(1)),
+        days: wm_core::reports::days(from, to),
+        tz: o.timezone,
+    })
+}
+
+fn stage_moves(rows: &[timeline_entry::Model]) -> Vec<(i64, String)> {
+    rows.iter()
+        .filter_map(|r| {
+            let v: serde_json::Value = serde_json::from_str(&r.data).ok()?;
+            Some((r.at, v.get("to")?.as_str()?.to_owned()))
+        })
+        .collect()
+}
+
+async fn stage_entries(conn: &impl ConnectionTrait, c: &Ctx) -> ApiResult<Vec<(i64, String)>> {
+    let rows = in_org::<timeline_entry::Entity>(c.org)
+        .filter(timeline_entry::Column::EntryType.eq("stage"))
+        .filter(timeline_entry::Column::At.gte(c.start))
+        .filter(timeline_entry::Column::At.lt(c.end))
+        .all(conn)
+        .await?;
+    Ok(stage_moves(&rows))
+}
+
+async fn times<E, C>(
+    conn: &impl ConnectionTrait,
+    org_col: C,
+    col: C,
+    org: Uuid,
+    c: &Ctx,
+) -> ApiResult<Vec<i64>>
+where
+    E: EntityTrait<Column = C>,
+    C: ColumnTrait,
+{
+    Ok(E::find()
+        .select_only()
+        .column(col)
+        .filter(org_col.eq(org))
+        .filter(col.gte(c.start))
+        .filter(col.lt(c.end))
+        .into_tuple::<i64>()
+        .all(conn)
+        .await?)
+}
+
+/// `GET /reports/commercial`.
+pub async fn commercial(
+    state: &AppState,
+    org: Uuid,
+    q: &ReportQuery,
+) -> ApiResult<Report<CommercialTotals, CommercialDay>> {
+    let conn = &state.db.conn;
+    let c = ctx(state, org, q).await?;
+    let mut series = c.series(|date| CommercialDay {
+        date,
+        ..Default::default()
+    });
+    let mut t = CommercialTotals::default();
+    for ms in times::<contact::Entity, _>(
+        conn,
+        contact::Column::OrganizationId,
+        contact::Column::CreatedAt,
+        org,
+        &c,
+    )
+    .await?
+    {
+        if let Some(i) = c.slot(ms) {
+            series[i].new_contacts += 1;
+            t.new_contacts += 1;
+        }
+    }
+    let customer_stages: Vec<String> = crate::db::lookups::stages(conn, org)
+        .await?
+        .into_iter()
+        .filter(|s| s.category == StageCategory::Customer.as_str())
+        .map(|s| s.name)
+        .collect();
+    for (ms, to) in stage_entries(conn, &c).await? {
+        if customer_stages.contains(&to)
+            && let Some(i) = c.slot(ms)
+        {
+            series[i].new_customers += 1;
+            t.new_customers += 1;
+        }
+    }
+    let deals = in_org::<deal::Entity>(org)
+        .filter(deal::Column::CreatedAt.gte(c.start))
+        .filter(deal::Column::CreatedAt.lt(c.end))
+        .all(conn)
+        .await?;
+    for d in deals {
+        if let Some(i) = c.slot(d.created_at) {
+            series[i].deals_created += 1;
+            series[i].deals_value.0 += d.value_micros;
+            t.deals_created += 1;
+            t.deals_value.0 += d.value_micros;
+            if d.status == "WON" {
+                t.deals_won += 1;
+                t.deals_won_value.0 += d.value_micros;
+            }
+        }
+    }
+    Ok(Report {
+        period: c.period(),
+        totals: t,
+        series,
+    })
+}
+
+/// `GET /reports/lifecycle`.
+pub async fn lifecycle(
+    state: &AppState,
+    org: Uuid,
+    q: &ReportQuery,
+) -> ApiResult<Report<LifecycleTotals, LifecycleDay>> {
+    let conn = &state.db.conn;
+    let c = ctx(state, org, q).await?;
+    let mut series = c.series(|date| LifecycleDay {
+        date,
+        ..Default::default()
+    });
+    let moves = stage_entries(conn, &c).await?;
+    let mut entered: HashMap<String, u64> = HashMap::new();
+    for (ms, to) in &moves {
+        if let Some(i) = c.slot(*ms) {
+            series[i].stage_changes += 1;
+            *entered.entry(to.clone()).or_default() += 1;
+        }
+    }
+    let stages: Vec<lifecycle_stage::Model> = crate::db::lookups::stages(conn, org).await?;
+    let owned: Vec<Option<Uuid>> = in_org::<contact::Entity>(org)
+        .select_only()
+        .column(contact::Column::LifecycleStageId)
+        .into_tuple()
+        .all(conn)
+        .await?;
+    let mut per: HashMap<Option<Uuid>, u64> = HashMap::new();
+    for s in owned {
+        *per.entry(s).or_default() += 1;
+    }
+    let mut by_stage: Vec<StageCount> = stages
+        .iter()
+        .map(|s| StageCount {
+            stage_id: Some(s.id),
+            stage: s.name.clone(),
+            category: Some(s.category.clone()),
+            contacts: per.get(&Some(s.id)).copied().unwrap_or(0),
+            entered: entered.get(&s.name).copied().unwrap_or(0),
+        })
+        .collect();
+    by_stage.push(StageCount {
+        stage_id: None,
+        stage: "No stage".into(),
+        category: None,
+        contacts: per.get(&None).copied().unwrap_or(0),
+        entered: 0,
+    });
+    let totals = LifecycleTotals {
+        stage_changes: series.iter().map(|d| d.stage_changes).sum(),
+        by_stage,
+    };
+    Ok(Report {
+        period: c.period(),
+        totals,
+        series,
+    })
+}
+
+/// `GET /reports/campaigns`.
+pub async fn campaigns(
+    state: &AppState,
+    org: Uuid,
+    q: &ReportQuery,
+) -> ApiResult<Report<CampaignTotals, CampaignDay>> {
+    let conn = &state.db.conn;
+    let c = ctx(state, org, q).await?;
+    let mut series = c.series(|date| CampaignDay {
+        date,
+        ..Default::default()
+    });
+    let mut t = CampaignTotals {
+        campaigns: times::<campaign::Entity, _>(
+            conn,
+            campaign::Column::OrganizationId,
+            campaign::Column::CreatedAt,
+            org,
+            &c,
+        )
+        .await?
+        .len() as u64,
+        ..Default::default()
+    };
+    type Pick = fn(&mut CampaignDay) -> &mut u64;
+    let steps: [(recipient::Column, Pick); 5] = [
+        (recipient::Column::SentAt, |d| &mut d.sent),
+        (recipient::Column::DeliveredAt, |d| &mut d.delivered),
+        (recipient::Column::ReadAt, |d| &mut d.read),
+        (recipient::Column::RepliedAt, |d| &mut d.replied),
+        (recipient::Column::FailedAt, |d| &mut d.failed),
+    ];
+    for (col, pick) in steps {
+        for ms in
+            times::<recipient::Entity, _>(conn, recipient::Column::OrganizationId, col, org, &c)
+                .await?
+        {
+            if let Some(i) = c.slot(ms) {
+                *pick(&mut series[i]) += 1;
+            }
+        }
+    }
+    let money = in_org::<ledger_entry::Entity>(org)
+        .filter(ledger_entry::Column::CampaignId.is_not_null())
+        .filter(ledger_entry::Column::CreatedAt.gte(c.start))
+        .filter(ledger_entry::Column::CreatedAt.lt(c.end))
+        .all(conn)
+        .await?;
+    for e in money {
+        if let Some(i) = c.slot(e.created_at) {
+            series[i].spend.0 -= e.amount_micros;
+        }
+    }
+    for d in &series {
+        t.sent += d.sent;
+        t.delivered += d.delivered;
+        t.read += d.read;
+        t.replied += d.replied;
+        t.failed += d.failed;
+        t.spend.0 += d.spend.0;
+    }
+    Ok(Report {
+        period: c.period(),
+        totals: t,
+        series,
+    })
+}
+
+/// `GET /reports/wallet`.
+pub async fn wallet(
+    state: &AppState,
+    org: Uuid,
+    q: &ReportQuery,
+) -> ApiResult<Report<WalletTotals, WalletDay>> {
+    let conn = &state.db.conn;
+    let c = ctx(state, org, q).await?;
+    let mut series = c.series(|date| WalletDay {
+        date,
+        ..Default::default()
+    });
+    let opening = in_org::<ledger_entry::Entity>(org)
+        .filter(ledger_entry::Column::CreatedAt.lt(c.start))
+        .order_by_desc(ledger_entry::Column::CreatedAt)
+        .order_by_desc(ledger_entry::Column::Id)
+        .one(conn)
+        .await?
+        .map_or(0, |e| e.balance_after_micros);
+    let entries = in_org::<ledger_entry::Entity>(org)
+        .filter(ledger_entry::Column::CreatedAt.gte(c.start))
+        .filter(ledger_entry::Column::CreatedAt.lt(c.end))
+        .order_by_asc(ledger_entry::Column::CreatedAt)
+        .order_by_asc(ledger_entry::Column::Id)
+        .all(conn)
+        .await?;
+    let mut end_of_day: Vec<Option<i64>> = vec![None; series.len()];
+    let mut t = WalletTotals::default();
+    for e in entries {
+        let Some(i) = c.slot(e.created_at) else {
+            continue;
+        };
+        let d = &mut series[i];
+        match LedgerKind::parse(&e.kind) {
+            Some(LedgerKind::TopUp) => d.top_ups.0 += e.amount_micros,
+            Some(LedgerKind::Charge) => d.charges.0 -= e.amount_micros,
+            Some(LedgerKind::Refund) => d.refunds.0 += e.amount_micros,
+            _ => {}
+        }
+        end_of_day[i] = Some(e.balance_after_micros);
+    }
+    let mut running = opening;
+    for (d, end) in series.iter_mut().zip(end_of_day) {
+        running = end.unwrap_or(running);
+        d.balance = Money(running);
+        t.top_ups.0 += d.top_ups.0;
+        t.charges.0 += d.charges.0;
+        t.refunds.0 += d.refunds.0;
+    }
+    t.net = Money(t.top_ups.0 - t.charges.0 + t.refunds.0);
+    t.balance = crate::services::wallet::balance(conn, org).await?;
+    Ok(Report {
+        period: c.period(),
+        totals: t,
+        series,
+    })
+}
+
+/// `GET /reports/team`.
+pub async fn team(
+    state: &AppState,
+    org: Uuid,
+    q: &ReportQuery,
+) -> ApiResult<Report<TeamTotals, TeamDay>> {
+    let conn = &state.db.conn;
+    let c = ctx(state, org, q).await?;
+    let mut series = c.series(|date| TeamDay {
+        date,
+        ..Default::default()
+    });
+    let users: Vec<user::Model> = crate::db::lookups::users(conn, org).await?;
+    let mut members: Vec<TeamMember> = users
+        .iter()
+        .map(|u| TeamMember {
+            user_id: u.id,
+            full_name: u.full_name.clone(),
+            contacts_owned: 0,
+            notes_written: 0,
+            conversations_assigned: 0,
+            conversations_resolved: 0,
+        })
+        .collect();
+    let index: HashMap<Uuid, usize> = members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.user_id, i))
+        .collect();
+    let owners: Vec<Option<Uuid>> = in_org::<contact::Entity>(org)
+        .select_only()
+        .column(contact::Column::OwnerId)
+        .filter(contact::Column::OwnerId.is_not_null())
+        .into_tuple()
+        .all(conn)
+        .await?;
+    for o in owners.into_iter().flatten() {
+        if let Some(&i) = index.get(&o) {
+            members[i].contacts_owned += 1;
+        }
+    }
+    let notes = in_org::<note::Entity>(org)
+        .filter(note::Column::CreatedAt.gte(c.start))
+        .filter(note::Column::CreatedAt.lt(c.end))
+        .all(conn)
+        .await?;
+    for n in notes {
+        if let Some(d) = c.slot(n.created_at) {
+            series[d].notes_written += 1;
+        }
+        if let Some(&i) = index.get(&n.author_id) {
+            members[i].notes_written += 1;
+        }
+    }
+    let assigned = in_org::<conversation::Entity>(org)
+        .filter(conversation::Column::AssignedToUserId.is_not_null())
+        .all(conn)
+        .await?;
+    for conv in assigned {
+        let Some(&i) = conv.assigned_to_user_id.and_then(|u| index.get(&u)) else {
+            continue;
+        };
+        if conv.status != ConversationStatus::Resolved.as_str() {
+            members[i].conversations_assigned += 1;
+        }
+        if let Some(d) = conv.resolved_at.and_then(|ms| c.slot(ms)) {
+            members[i].conversations_resolved += 1;
+            series[d].conversations_resolved += 1;
+        }
+    }
+    let totals = TeamTotals {
+        notes_written: series.iter().map(|d| d.notes_written).sum(),
+        conversations_resolved: series.iter().map(|d| d.conversations_resolved).sum(),
+        members,
+    };
+    Ok(Report {
+        period: c.period(),
+        totals,
+        series,
+    })
+}
+
+/// `GET /reports/conversations`.
+pub async fn conversations(
+    state: &AppState,
+    org: Uuid,
+    q: &ReportQuery,
+) -> ApiResult<Report<ConversationTotals, ConversationDay>> {
+    let conn = &state.db.conn;
+    let c = ctx(state, org, q).await?;
+    let mut series = c.series(|date| ConversationDay {
+        date,
+        ..Default::default()
+    });
+    let rows = in_org::<conversation::Entity>(org).all(conn).await?;
+    let mut t = ConversationTotals::default();
+    let mut resolution: Vec<i64> = Vec::new();
+    for r in rows {
+        if r.status == ConversationStatus::Open.as_str() {
+            t.open_now += 1;
+        }
+        if let Some(i) = c.slot(r.created_at) {
+            series[i].opened += 1;
+            t.opened += 1;
+        }
+        if let Some(resolved) = r.resolved_at
+            && let Some(i) = c.slot(resolved)
+        {
+            series[i].resolved += 1;
+            t.resolved += 1;
+            resolution.push(resolved - r.created_at);
+        }
+    }
+    if !resolution.is_empty() {
+        let avg = resolution.iter().sum::<i64>() / resolution.len() as i64;
+        t.avg_resolution_minutes = u64::try_from(avg / 60_000).unwrap_or(0);
+    }
+    Ok(Report {
+        period: c.period(),
+        totals: t,
+        series,
+    })
+}
