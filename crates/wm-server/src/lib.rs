@@ -34,6 +34,7 @@ pub mod db;
 pub mod demo;
 pub mod error;
 pub mod extract;
+pub mod openapi;
 pub mod provider;
 pub mod rate_limit;
 pub mod routes;
@@ -68,6 +69,8 @@ pub fn router(state: AppState) -> Router {
     ));
     Router::new()
         .route("/health", get(health))
+        .route("/openapi.json", get(openapi_json))
+        .route("/docs", get(docs))
         .merge(api)
         .merge(admin)
         .fallback(not_found)
@@ -76,6 +79,17 @@ pub fn router(state: AppState) -> Router {
         }))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// The OpenAPI 3.1 document, built once.
+async fn openapi_json() -> Json<serde_json::Value> {
+    static DOC: std::sync::LazyLock<serde_json::Value> =
+        std::sync::LazyLock::new(openapi::document);
+    Json(DOC.clone())
+}
+
+async fn docs() -> axum::response::Html<&'static str> {
+    axum::response::Html(openapi::DOCS_HTML)
 }
 
 async fn health() -> Json<serde_json::Value> {
