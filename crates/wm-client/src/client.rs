@@ -17,7 +17,8 @@ use crate::retry::{RetryPolicy, Sleeper, tokio_sleeper};
 ///
 /// Cheap to clone (the connection pool and settings are shared), `Send + Sync`. Resources
 /// are reached through accessors: [`Client::contacts`], [`Client::campaigns`],
-/// [`Client::webhooks`], [`Client::lookups`].
+/// [`Client::webhooks`], [`Client::lookups`], [`Client::conversations`],
+/// [`Client::automations`], [`Client::reports`].
 #[derive(Clone)]
 pub struct Client {
     pub(crate) inner: Arc<Inner>,
@@ -69,8 +70,8 @@ impl Client {
     }
 
     /// `GET {base}{path}` with raw query pairs, decoded as `T` — with the same auth, retries
-    /// and error mapping as the typed calls. For endpoints this client has no typed call
-    /// for yet (conversations, automations, reports); `path` starts with `/`.
+    /// and error mapping as the typed calls. For endpoints or fields this client has no
+    /// typed call for (yet); `path` starts with `/`.
     pub async fn get<T: DeserializeOwned>(
         &self,
         path: &str,

@@ -1,8 +1,164 @@
-//! `/conversations` — not typed yet: the wire types are being added to `wm-types`.
+//! `/conversations`: the inbox, read-only — list (with filters, tabs, summary and a stream)
+//! and get. Message content is not part of API v1.
 //!
-//! Until then, [`crate::Client::get`] reaches the endpoints with the caller's own types.
-//! To add them, follow `contacts.rs`: an `impl Client { pub fn conversations(&self) }`
-//! accessor returning a `Conversations<'c>` handle, a `ListConversations` builder over
-//! `wm_types`' query struct (filter, status, channelId, channelType, contactId,
-//! assignedToUserId, q, page, pageSize) with `.send()` and a `.stream()` built on
-//! [`crate::pagination`], and `get(id)`; then make this module `pub` in `lib.rs`.
+//! ```no_run
+//! use futures::TryStreamExt;
+//! use wm_client::types::enums::ConversationStatus;
+//! # async fn run(client: wm_client::Client) -> Result<(), wm_client::Error> {
+//! let inbox = client.conversations().list().filter("unassigned").send().await?;
+//! println!("{} unassigned, oldest waiting {} min", inbox.tabs.unassigned,
+//!     inbox.summary.oldest_waiting_minutes);
+//! let open: Vec<_> = client
+//!     .conversations()
+//!     .list()
+//!     .status(ConversationStatus::Open)
+//!     .page_size(100)
+//!     .stream()
+//!     .try_collect()
+//!     .await?;
+//! if let Some(first) = open.first() {
+//!     let c = client.conversations().get(first.id).await?;
+//!     println!("{:?} on {}", c.contact.full_name, c.channel.channel_type);
+//! }
+//! # Ok(()) }
+//! ```
+
+use uuid::Uuid;
+use wm_types::conversations::{Conversation, ConversationList, ListConversationsQuery};
+use wm_types::enums::{ChannelType, ConversationStatus};
+
+use crate::http::Request;
+use crate::pagination::{PageStream, paginate};
+use crate::{Client, Error};
+
+impl Client {
+    /// The conversations resource (scope `conversations:read`).
+    pub fn conversations(&self) -> Conversations<'_> {
+        Conversations { client: self }
+    }
+}
+
+/// The conversations resource: `client.conversations()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Conversations<'c> {
+    client: &'c Client,
+}
+
+impl<'c> Conversations<'c> {
+    /// `GET /conversations`: a builder of filters, then `.send()` or `.stream()`.
+    pub fn list(&self) -> ListConversations<'c> {
+        ListConversations {
+            client: self.client,
+            query: ListConversationsQuery::default(),
+        }
+    }
+
+    /// `GET /conversations/{id}` (without messages).
+    pub async fn get(&self, id: Uuid) -> Result<Conversation, Error> {
+        self.client
+            .send(Request::get(format!("/conversations/{id}")))
+            .await
+    }
+}
+
+/// `GET /conversations` filters. Unset filters are not sent.
+#[derive(Debug, Clone)]
+#[must_use = "a list builder does nothing until .send() or .stream()"]
+pub struct ListConversations<'c> {
+    client: &'c Client,
+    query: ListConversationsQuery,
+}
+
+impl ListConversations<'_> {
+    /// Replaces every filter with a wire query struct.
+    pub fn with_query(mut self, query: ListConversationsQuery) -> Self {
+        self.query = query;
+        self
+    }
+
+    /// The filters as they will be sent.
+    pub fn query(&self) -> &ListConversationsQuery {
+        &self.query
+    }
+
+    /// `filter`: all, unassigned (not resolved, no assignee), mine (assigned to the key's
+    /// user) or resolved.
+    pub fn filter(mut self, filter: impl Into<String>) -> Self {
+        self.query.filter = Some(filter.into());
+        self
+    }
+
+    /// `status`: OPEN, PENDING or RESOLVED.
+    pub fn status(mut self, status: ConversationStatus) -> Self {
+        self.query.status = Some(status);
+        self
+    }
+
+    /// `channelId`.
+    pub fn channel_id(mut self, id: Uuid) -> Self {
+        self.query.channel_id = Some(id);
+        self
+    }
+
+    /// `channelType`.
+    pub fn channel_type(mut self, channel_type: ChannelType) -> Self {
+        self.query.channel_type = Some(channel_type);
+        self
+    }
+
+    /// `contactId`.
+    pub fn contact_id(mut self, id: Uuid) -> Self {
+        self.query.contact_id = Some(id);
+        self
+    }
+
+    /// `assignedToUserId`.
+    pub fn assigned_to_user_id(mut self, id: Uuid) -> Self {
+        self.query.assigned_to_user_id = Some(id);
+        self
+    }
+
+    /// `q`: substring of the contact's name, phone or e-mail (max 100).
+    pub fn q(mut self, q: impl Into<String>) -> Self {
+        self.query.q = Some(q.into());
+        self
+    }
+
+    /// `page` (1-based); where a stream starts.
+    pub fn page(mut self, page: u64) -> Self {
+        self.query.page = Some(page);
+        self
+    }
+
+    /// `pageSize` (1–100).
+    pub fn page_size(mut self, page_size: u64) -> Self {
+        self.query.page_size = Some(page_size);
+        self
+    }
+
+    /// Fetches one page (latest activity first), with `meta`, `tabs` and `summary`.
+    pub async fn send(self) -> Result<ConversationList, Error> {
+        self.client
+            .send(Request::get("/conversations").query(&self.query)?)
+            .await
+    }
+
+    /// Every matching conversation, across pages.
+    pub fn stream(self) -> PageStream<Conversation> {
+        let client = self.client.clone();
+        let query = self.query;
+        paginate(query.page.unwrap_or(1), move |page| {
+            let client = client.clone();
+            let query = ListConversationsQuery {
+                page: Some(page),
+                ..query.clone()
+            };
+            async move {
+                let list: ConversationList = client
+                    .send(Request::get("/conversations").query(&query)?)
+                    .await?;
+                Ok((list.data, list.meta))
+            }
+        })
+    }
+}

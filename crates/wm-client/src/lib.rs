@@ -11,6 +11,12 @@
 //!   retry a delivery.
 //! - [`lookups`]: `client.lookups()` — lifecycle stages, users, templates, phone numbers,
 //!   wallet.
+//! - [`conversations`]: `client.conversations()` — list/stream (filter, status, channel,
+//!   contact, assignee, search), get.
+//! - [`automations`]: `client.automations()` — list (tab, trigger, search, archived), get,
+//!   run logs (list/stream).
+//! - [`reports`]: `client.reports()` — commercial, lifecycle, campaigns, wallet, team and
+//!   conversations, each for a `from`/`to` period.
 //! - [`pagination`]: [`PageStream`], the stream of a list's items
 //!   across pages.
 //! - [`retry`]: [`RetryPolicy`] — what is retried (429, 5xx, timeouts,
@@ -20,8 +26,7 @@
 //!   [`ErrorCode::Other`]), `Retry-After`, [`Error::is_retryable`].
 //! - [`types`]: the wire types (a re-export of `wm_types`).
 //!
-//! Conversations, automations and reports have no typed calls yet; [`Client::get`] reaches
-//! them meanwhile.
+//! [`Client::get`] reaches any other GET endpoint with the caller's own types.
 //!
 //! The client installs ring as the process's default rustls crypto provider if none is.
 //!
@@ -53,16 +58,16 @@
 //! # Ok(()) }
 //! ```
 
-mod automations;
+pub mod automations;
 pub mod campaigns;
 mod client;
 pub mod contacts;
-mod conversations;
+pub mod conversations;
 mod error;
 mod http;
 pub mod lookups;
 pub mod pagination;
-mod reports;
+pub mod reports;
 pub mod retry;
 pub mod webhooks;
 

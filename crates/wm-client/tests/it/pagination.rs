@@ -13,7 +13,7 @@ use crate::support::{
 
 /// Mounts one mock per page (`page=1..`), each expected once, answering `envelope(items,
 /// page, page_size, total)`.
-async fn mount_pages(
+pub(crate) async fn mount_pages(
     h: &Harness,
     route: &str,
     pages: Vec<Vec<Value>>,

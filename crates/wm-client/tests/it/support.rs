@@ -9,14 +9,24 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 use wiremock::MockServer;
 use wm_client::types::Timestamp;
+use wm_client::types::automations::{
+    Automation, AutomationRun, AutomationStatus, AutomationSummary, RunStep, Step, StepConfig,
+    StepKind, StepType, TriggerType,
+};
 use wm_client::types::campaigns::{
     Campaign, CampaignPhoneNumber, CampaignStats, CampaignStatus, CampaignTemplate, PhoneNumber,
     QualityRating, Recipient, RecipientContact, Template, TemplateCategory, TemplateStatus, Wallet,
 };
 use wm_client::types::contacts::{
-    AuthorRef, Consent, Contact, ContactSummary, ContactTabs, Note, TimelineEntry, TimelineKind,
+    AuthorRef, ChannelRef, Consent, Contact, ContactSummary, ContactTabs, Note, TimelineEntry,
+    TimelineKind,
 };
-use wm_client::types::enums::{ContactSource, RecipientStatus, StageCategory};
+use wm_client::types::conversations::{
+    Conversation, ConversationContact, ConversationSummary, ConversationTabs, InitiatedBy,
+};
+use wm_client::types::enums::{
+    ChannelType, ContactSource, ConversationStatus, RecipientStatus, StageCategory,
+};
 use wm_client::types::events::EventKind;
 use wm_client::types::lookups::{LifecycleStage, User};
 use wm_client::types::webhooks::{Delivery, DeliveryStatus, Webhook, WebhookStatus};
@@ -337,4 +347,139 @@ pub fn business(status: u16, code: Option<&str>, message: &str) -> Value {
         v["code"] = json!(c);
     }
     v
+}
+
+/// An OPEN conversation started by the contact, unassigned.
+pub fn conversation(n: u128) -> Conversation {
+    Conversation {
+        id: id(n),
+        organization_id: id(800),
+        contact_id: id(n + 10_000),
+        contact: ConversationContact {
+            id: id(n + 10_000),
+            full_name: Some("Ana".into()),
+            primary_phone: Some("+5215511110001".into()),
+            primary_email: None,
+        },
+        channel_id: id(500),
+        channel: ChannelRef {
+            id: id(500),
+            channel_type: ChannelType::MessagingAppA,
+        },
+        external_conversation_id: format!("conv-{n}"),
+        status: ConversationStatus::Open,
+        initiated_by: InitiatedBy::Contact,
+        assigned_to_user_id: None,
+        assigned_to: None,
+        created_at: at(),
+        updated_at: at(),
+    }
+}
+
+/// A `GET /conversations` answer.
+pub fn conversation_list(data: Vec<Value>, page_no: u64, page_size: u64, total: u64) -> Value {
+    let mut v = page(data, page_no, page_size, total);
+    v["tabs"] = js(&ConversationTabs {
+        all: total,
+        unassigned: total,
+        mine: 0,
+        resolved: 0,
+    });
+    v["summary"] = js(&ConversationSummary {
+        open: total,
+        ..Default::default()
+    });
+    v
+}
+
+/// An ACTIVE automation: on entering Customer, wait 30 minutes, send `welcome`.
+pub fn automation(n: u128) -> Automation {
+    let mut trigger_config = serde_json::Map::new();
+    trigger_config.insert("stage".into(), json!("Customer"));
+    Automation {
+        id: id(n),
+        organization_id: id(800),
+        created_by_user_id: id(900),
+        name: format!("Automation {n}"),
+        status: AutomationStatus::Active,
+        trigger_type: TriggerType::LifecycleStageEntered,
+        trigger_config,
+        steps: vec![
+            Step {
+                step_type: StepType::Wait,
+                config: StepConfig {
+                    kind: StepKind::Minutes,
+                    value: json!(30),
+                },
+            },
+            Step {
+                step_type: StepType::Action,
+                config: StepConfig {
+                    kind: StepKind::SendTemplate,
+                    value: json!("welcome"),
+                },
+            },
+        ],
+        paused_reason: None,
+        failure_count: 0,
+        last_run_at: None,
+        template_key: Some("welcome".into()),
+        created_at: at(),
+        updated_at: at(),
+        trigger_label: "When a contact enters the stage Customer".into(),
+        steps_summary: vec!["Wait 30 minutes".into(), "Send the template welcome".into()],
+        runs7d: 0,
+    }
+}
+
+/// A `GET /automations` answer.
+pub fn automation_list(data: Vec<Value>) -> Value {
+    let summary = AutomationSummary {
+        active: data.len() as u64,
+        paused_by_failure: 0,
+        paused: 0,
+        drafts: 0,
+        runs7d: 0,
+        runs7d_previous: 0,
+        templates_sent7d: 0,
+        templates_cost7d: Money(0),
+        currency: "USD".into(),
+        failures7d: 0,
+        failure_example: None,
+    };
+    json!({"data": data, "summary": js(&summary)})
+}
+
+/// A completed run.
+pub fn run(n: u128) -> AutomationRun {
+    AutomationRun {
+        id: id(n),
+        automation_id: id(1),
+        contact: Some(RecipientContact {
+            id: id(n + 10_000),
+            full_name: Some("Ana".into()),
+            primary_phone: None,
+        }),
+        result: "completed".into(),
+        steps: vec![RunStep {
+            index: 0,
+            step_type: StepType::Wait,
+            kind: StepKind::Minutes,
+            outcome: "waiting".into(),
+            detail: Some("30 minutes".into()),
+            at: at(),
+        }],
+        error: None,
+        started_at: at(),
+        finished_at: Some(at()),
+    }
+}
+
+/// `{period, totals, series}` over 2026-11-10..=2026-11-11 with default rows.
+pub fn report<T: Serialize + Default, D: Serialize + Default>(row: impl Fn(&str) -> D) -> Value {
+    json!({
+        "period": {"from": "2026-11-10", "to": "2026-11-11", "timezone": "UTC"},
+        "totals": js(&T::default()),
+        "series": [js(&row("2026-11-10")), js(&row("2026-11-11"))]
+    })
 }

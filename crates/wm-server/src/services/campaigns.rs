@@ -810,7 +810,7 @@ pub async fn preview_cost(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Co
             sufficient: balance.0 >= cost.total.0,
         },
         included_utility_remaining: (cat == TemplateCategory::Utility)
-            .then(|| included - allowance_covered(included, used, included)),
+            .then(|| allowance_covered(included, used, included)),
     })
 }
 

@@ -139,7 +139,7 @@ async fn wallet_in(conn: &impl ConnectionTrait, org: Uuid, now: i64) -> ApiResul
         currency: o.currency,
         balance: wallet::balance(conn, org).await?,
         included_utility_messages: included,
-        included_utility_remaining: included - allowance_covered(included, used, included),
+        included_utility_remaining: allowance_covered(included, used, included),
         recent_entries: wallet::recent(conn, org, 50).await?,
     })
 }

@@ -967,3 +967,74 @@ async fn an_organisation_can_override_the_rate_card() {
 async fn ids_of(org: &Org<'_>) -> Vec<String> {
     crate::support::ids(&org.get("/contacts?tag=t").await.ok(200))
 }
+
+#[tokio::test]
+async fn the_monthly_utility_allowance_is_used_first() {
+    let app = TestApp::new().await;
+    let o = app
+        .admin(
+            Method::POST,
+            "/organizations",
+            Some(json!({"name": "Allowance", "includedUtilityMessages": 2})),
+        )
+        .await
+        .ok(201);
+    let org_id = o["id"].as_str().unwrap().to_owned();
+    let user = app
+        .admin(
+            Method::POST,
+            &format!("/organizations/{org_id}/users"),
+            Some(json!({"fullName": "U", "email": "u@example.com"})),
+        )
+        .await
+        .ok(201);
+    let mut org = Org {
+        app: &app,
+        id: org_id,
+        user_id: user["id"].as_str().unwrap().to_owned(),
+        key: String::new(),
+    };
+    org.key = org.key_with(crate::support::ALL_SCOPES).await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 3, "t").await;
+    assert_eq!(
+        org.get("/wallet").await.ok(200)["includedUtilityRemaining"],
+        2
+    );
+    let id = campaign(&org, &s, &s.utility).await;
+    org.post(
+        &format!("/campaigns/{id}/recipients"),
+        json!({"contactIds": ids}),
+    )
+    .await
+    .ok(200);
+    let p = org
+        .get(&format!("/campaigns/{id}/preview-cost"))
+        .await
+        .ok(200);
+    assert_eq!(p["includedUtilityRemaining"], 2);
+    let price = p["byMarket"][0]["totalCost"].as_f64().unwrap();
+    assert!(
+        (p["estimatedTotal"].as_f64().unwrap() - price).abs() < 1e-9,
+        "two of three are covered"
+    );
+    top_up(&org, 1.0).await;
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    app.send_pass().await;
+    let r = org
+        .get(&format!("/campaigns/{id}/recipients"))
+        .await
+        .ok(200);
+    let covered = r["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["coveredByAllowance"] == true && x["totalCost"] == 0.0)
+        .count();
+    assert_eq!(covered, 2);
+    let w = org.get("/wallet").await.ok(200);
+    assert_eq!(w["includedUtilityRemaining"], 0);
+    assert!((w["balance"].as_f64().unwrap() - (1.0 - price)).abs() < 1e-9);
+}
