@@ -66,7 +66,7 @@ async fn use_allowance(
         ])
         .value(
             allowance_usage::Column::Used,
-            Expr::col(allowance_usage::Column::Used).add(n),
+            Expr::col((allowance_usage::Entity, allowance_usage::Column::Used)).add(n),
         )
         .to_owned(),
     )
