@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use sea_orm::sea_query::{CaseStatement, Expr, Func, LikeExpr, Query, SimpleExpr};
+use sea_orm::sea_query::{CaseStatement, Expr, Func, Query, SimpleExpr};
 use sea_orm::{
     ActiveValue::{NotSet, Set},
     ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait, FromQueryResult,
@@ -23,7 +23,7 @@ use wm_types::enums::{ChannelType, ConsentHow, ContactSource, StageCategory};
 
 use super::entities::{contact, contact_tag, identity, lifecycle_stage};
 use super::tenant::{find_in_org, in_org};
-use super::{deals, identities, lookups};
+use super::{deals, identities, like_contains, lookups};
 use crate::cache::OrgLookups;
 
 const DAY_MS: i64 = 86_400_000;
@@ -416,19 +416,6 @@ impl Categories {
             ContactTab::NoConsent => Condition::all().add(contact::Column::ConsentGiven.eq(false)),
         }
     }
-}
-
-/// Escapes `%`, `_` and `\` for a LIKE pattern.
-fn like_contains(s: &str) -> LikeExpr {
-    let escaped: String = s
-        .to_lowercase()
-        .chars()
-        .flat_map(|c| match c {
-            '%' | '_' | '\\' => vec!['\\', c],
-            c => vec![c],
-        })
-        .collect();
-    LikeExpr::new(format!("%{escaped}%")).escape('\\')
 }
 
 /// The filters of the list other than the tab.

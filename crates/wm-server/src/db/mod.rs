@@ -26,6 +26,33 @@ use sea_orm::{
 use sea_orm_migration::MigratorTrait;
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
+/// A case-insensitive "contains" pattern for LIKE over lower-cased text, with `%`, `_` and
+/// `\` escaped so they match themselves.
+pub fn like_contains(text: &str) -> sea_orm::sea_query::LikeExpr {
+    let escaped: String = text
+        .to_lowercase()
+        .chars()
+        .flat_map(|c| match c {
+            '%' | '_' | '\\' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect();
+    sea_orm::sea_query::LikeExpr::new(format!("%{escaped}%")).escape('\\')
+}
+
+/// `FOR UPDATE SKIP LOCKED` on PostgreSQL, so workers on several replicas never claim the
+/// same rows; SQLite has one writer at a time anyway.
+pub fn skip_locked<S: sea_orm::QuerySelect>(db: &Db, q: S) -> S {
+    if db.backend() == DbBackend::Postgres {
+        q.lock_with_behavior(
+            sea_orm::sea_query::LockType::Update,
+            sea_orm::sea_query::LockBehavior::SkipLocked,
+        )
+    } else {
+        q
+    }
+}
+
 /// The database: a pool, plus on SQLite a gate that lets one write transaction run at a time
 /// in this process. SQLite has a single writer anyway; taking turns here, instead of inside
 /// SQLite, avoids `SQLITE_BUSY` when a read transaction tries to upgrade to a write.

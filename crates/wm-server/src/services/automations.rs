@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use sea_orm::sea_query::{Expr, Func, LikeExpr, SimpleExpr};
+use sea_orm::sea_query::{Expr, Func, SimpleExpr};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, FromQueryResult,
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
@@ -155,20 +155,9 @@ pub async fn list(
         sel = sel.filter(automation::Column::TriggerType.eq(t.as_str()));
     }
     if let Some(text) = q.q.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-        let escaped: String = text
-            .to_lowercase()
-            .chars()
-            .flat_map(|ch| {
-                if matches!(ch, '%' | '_' | '\\') {
-                    vec!['\\', ch]
-                } else {
-                    vec![ch]
-                }
-            })
-            .collect();
         sel = sel.filter(
             Expr::expr(Func::lower(Expr::col(automation::Column::Name)))
-                .like(LikeExpr::new(format!("%{escaped}%")).escape('\\')),
+                .like(crate::db::like_contains(text)),
         );
     }
     let rows = sel

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use axum::http::StatusCode;
 use chrono::Utc;
-use sea_orm::sea_query::{Expr, Func, LikeExpr, Query, SimpleExpr};
+use sea_orm::sea_query::{Expr, Func, Query, SimpleExpr};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait, ExprTrait,
     FromQueryResult, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
@@ -399,20 +399,9 @@ fn filters(org: Uuid, q: &ListCampaignsQuery, now: i64) -> Condition {
         c = c.add(campaign::Column::PhoneNumberId.eq(p));
     }
     if let Some(text) = q.q.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-        let escaped: String = text
-            .to_lowercase()
-            .chars()
-            .flat_map(|ch| {
-                if matches!(ch, '%' | '_' | '\\') {
-                    vec!['\\', ch]
-                } else {
-                    vec![ch]
-                }
-            })
-            .collect();
         c = c.add(
             Expr::expr(Func::lower(Expr::col(campaign::Column::Name)))
-                .like(LikeExpr::new(format!("%{escaped}%")).escape('\\')),
+                .like(crate::db::like_contains(text)),
         );
     }
     if let Some(days) = q.days {

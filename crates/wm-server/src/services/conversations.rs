@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use sea_orm::sea_query::{Expr, LikeExpr, Query};
+use sea_orm::sea_query::{Expr, Query};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect,
@@ -125,27 +125,13 @@ fn filters(base: Condition, org: Uuid, q: &ListConversationsQuery) -> Condition 
         c = c.add(conversation::Column::AssignedToUserId.eq(id));
     }
     if let Some(text) = q.q.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-        let escaped: String = text
-            .to_lowercase()
-            .chars()
-            .flat_map(|ch| {
-                if matches!(ch, '%' | '_' | '\\') {
-                    vec!['\\', ch]
-                } else {
-                    vec![ch]
-                }
-            })
-            .collect();
         c = c.add(
             conversation::Column::ContactId.in_subquery(
                 Query::select()
                     .column(contact::Column::Id)
                     .from(contact::Entity)
                     .and_where(contact::Column::OrganizationId.eq(org))
-                    .and_where(
-                        contact::Column::SearchText
-                            .like(LikeExpr::new(format!("%{escaped}%")).escape('\\')),
-                    )
+                    .and_where(contact::Column::SearchText.like(crate::db::like_contains(text)))
                     .to_owned(),
             ),
         );

@@ -5,10 +5,10 @@
 //! nor (thanks to the idempotency key) sends twice. Five consecutive failed runs pause the
 //! automation (PAUSED_BY_FAILURE).
 
-use sea_orm::sea_query::{Expr, LockBehavior, LockType};
+use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, Condition, DbBackend, EntityTrait, ExprTrait, QueryFilter,
-    QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, Condition, EntityTrait, ExprTrait, QueryFilter, QueryOrder,
+    QuerySelect,
 };
 use uuid::Uuid;
 use wm_core::automations::{ContactFacts, FAILURES_TO_PAUSE, condition_holds};
@@ -134,7 +134,7 @@ impl AutomationWorker {
     async fn claim(&self) -> anyhow::Result<Vec<automation_run::Model>> {
         let now = self.state.now_ms();
         let txn = self.state.db.write().await?;
-        let mut q = automation_run::Entity::find()
+        let q = automation_run::Entity::find()
             .filter(automation_run::Column::Result.eq(WAITING))
             .filter(automation_run::Column::ResumeAt.lte(now))
             .filter(
@@ -144,10 +144,7 @@ impl AutomationWorker {
             )
             .order_by_asc(automation_run::Column::ResumeAt)
             .limit(100);
-        if self.state.db.backend() == DbBackend::Postgres {
-            q = q.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked);
-        }
-        let due = q.all(&*txn).await?;
+        let due = crate::db::skip_locked(&self.state.db, q).all(&*txn).await?;
         if !due.is_empty() {
             automation_run::Entity::update_many()
                 .col_expr(

@@ -9,10 +9,8 @@
 //! (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so replicas do not send the same campaign.
 
 use futures::StreamExt;
-use sea_orm::sea_query::{Expr, LockBehavior, LockType};
-use sea_orm::{
-    ColumnTrait, Condition, DbBackend, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 use wm_core::campaigns::{Action, Facts, transition};
@@ -88,14 +86,6 @@ impl CampaignWorker {
         Ok(out)
     }
 
-    fn skip_locked<S: QuerySelect>(&self, q: S) -> S {
-        if self.state.db.backend() == DbBackend::Postgres {
-            q.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked)
-        } else {
-            q
-        }
-    }
-
     async fn due(
         &self,
         status: CampaignStatus,
@@ -163,13 +153,13 @@ impl CampaignWorker {
         {
             let now = self.state.now_ms();
             let txn = self.state.db.write().await?;
-            let Some(c) = self
-                .skip_locked(
-                    campaign::Entity::find_by_id(id)
-                        .filter(campaign::Column::Status.eq(CampaignStatus::Scheduled.as_str())),
-                )
-                .one(&*txn)
-                .await?
+            let Some(c) = crate::db::skip_locked(
+                &self.state.db,
+                campaign::Entity::find_by_id(id)
+                    .filter(campaign::Column::Status.eq(CampaignStatus::Scheduled.as_str())),
+            )
+            .one(&*txn)
+            .await?
             else {
                 continue;
             };
@@ -224,13 +214,13 @@ impl CampaignWorker {
         {
             let now = self.state.now_ms();
             let txn = self.state.db.write().await?;
-            let Some(c) = self
-                .skip_locked(
-                    campaign::Entity::find_by_id(id)
-                        .filter(campaign::Column::Status.eq(CampaignStatus::Sending.as_str())),
-                )
-                .one(&*txn)
-                .await?
+            let Some(c) = crate::db::skip_locked(
+                &self.state.db,
+                campaign::Entity::find_by_id(id)
+                    .filter(campaign::Column::Status.eq(CampaignStatus::Sending.as_str())),
+            )
+            .one(&*txn)
+            .await?
             else {
                 continue;
             };
@@ -282,21 +272,21 @@ impl CampaignWorker {
             .and_where(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
             .and_where(recipient::Column::QueuedAt.is_not_null())
             .to_owned();
-        let c = self
-            .skip_locked(
-                campaign::Entity::find()
-                    .filter(campaign::Column::Status.eq(CampaignStatus::Sending.as_str()))
-                    .filter(
-                        Condition::any()
-                            .add(campaign::Column::LockedUntil.is_null())
-                            .add(campaign::Column::LockedUntil.lte(now)),
-                    )
-                    .filter(campaign::Column::Id.in_subquery(waiting))
-                    .order_by_asc(campaign::Column::UpdatedAt)
-                    .limit(1),
-            )
-            .one(&*txn)
-            .await?;
+        let c = crate::db::skip_locked(
+            &self.state.db,
+            campaign::Entity::find()
+                .filter(campaign::Column::Status.eq(CampaignStatus::Sending.as_str()))
+                .filter(
+                    Condition::any()
+                        .add(campaign::Column::LockedUntil.is_null())
+                        .add(campaign::Column::LockedUntil.lte(now)),
+                )
+                .filter(campaign::Column::Id.in_subquery(waiting))
+                .order_by_asc(campaign::Column::UpdatedAt)
+                .limit(1),
+        )
+        .one(&*txn)
+        .await?;
         if let Some(c) = &c {
             campaign::Entity::update_many()
                 .col_expr(campaign::Column::LockedUntil, Expr::val(now + LEASE_MS))

@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use sea_orm::sea_query::{Expr, LockBehavior, LockType};
+use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, Condition, DbBackend, EntityTrait, ExprTrait, QueryFilter,
-    QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, Condition, EntityTrait, ExprTrait, QueryFilter, QueryOrder,
+    QuerySelect,
 };
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
@@ -156,30 +156,22 @@ impl WebhookWorker {
         Ok(outcome)
     }
 
-    fn skip_locked<S: QuerySelect>(&self, q: S) -> S {
-        if self.state.db.backend() == DbBackend::Postgres {
-            q.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked)
-        } else {
-            q
-        }
-    }
-
     /// Turns unprocessed outbox events into deliveries, one per active webhook of the
     /// organisation subscribed to the kind, and marks the events processed. Returns the
     /// events processed and the deliveries created.
     pub async fn fan_out(&self) -> anyhow::Result<(usize, usize)> {
         let now = self.state.now_ms();
         let txn = self.state.db.write().await?;
-        let events = self
-            .skip_locked(
-                outbox_event::Entity::find()
-                    .filter(outbox_event::Column::ProcessedAt.is_null())
-                    .order_by_asc(outbox_event::Column::CreatedAt)
-                    .order_by_asc(outbox_event::Column::Id)
-                    .limit(BATCH),
-            )
-            .all(&*txn)
-            .await?;
+        let events = crate::db::skip_locked(
+            &self.state.db,
+            outbox_event::Entity::find()
+                .filter(outbox_event::Column::ProcessedAt.is_null())
+                .order_by_asc(outbox_event::Column::CreatedAt)
+                .order_by_asc(outbox_event::Column::Id)
+                .limit(BATCH),
+        )
+        .all(&*txn)
+        .await?;
         if events.is_empty() {
             return Ok((0, 0));
         }
@@ -249,22 +241,22 @@ impl WebhookWorker {
             .from(webhook::Entity)
             .and_where(webhook::Column::Status.eq(WebhookStatus::Active.as_str()))
             .to_owned();
-        let due = self
-            .skip_locked(
-                webhook_delivery::Entity::find()
-                    .filter(webhook_delivery::Column::Status.eq(DeliveryStatus::Pending.as_str()))
-                    .filter(webhook_delivery::Column::NextAttemptAt.lte(now))
-                    .filter(
-                        Condition::any()
-                            .add(webhook_delivery::Column::LockedUntil.is_null())
-                            .add(webhook_delivery::Column::LockedUntil.lte(now)),
-                    )
-                    .filter(webhook_delivery::Column::WebhookId.in_subquery(active))
-                    .order_by_asc(webhook_delivery::Column::NextAttemptAt)
-                    .limit(BATCH),
-            )
-            .all(&*txn)
-            .await?;
+        let due = crate::db::skip_locked(
+            &self.state.db,
+            webhook_delivery::Entity::find()
+                .filter(webhook_delivery::Column::Status.eq(DeliveryStatus::Pending.as_str()))
+                .filter(webhook_delivery::Column::NextAttemptAt.lte(now))
+                .filter(
+                    Condition::any()
+                        .add(webhook_delivery::Column::LockedUntil.is_null())
+                        .add(webhook_delivery::Column::LockedUntil.lte(now)),
+                )
+                .filter(webhook_delivery::Column::WebhookId.in_subquery(active))
+                .order_by_asc(webhook_delivery::Column::NextAttemptAt)
+                .limit(BATCH),
+        )
+        .all(&*txn)
+        .await?;
         if due.is_empty() {
             return Ok(Vec::new());
         }

@@ -4,6 +4,8 @@
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;
 
+use super::helpers::index;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
@@ -19,23 +21,6 @@ fn fk(
         .to(to, "id")
         .on_delete(on_delete)
         .to_owned()
-}
-
-fn index(
-    name: &str,
-    table: &'static str,
-    cols: &[&'static str],
-    unique: bool,
-) -> IndexCreateStatement {
-    let mut i = Index::create();
-    i.name(name).table(table);
-    for c in cols {
-        i.col(*c);
-    }
-    if unique {
-        i.unique();
-    }
-    i.to_owned()
 }
 
 #[async_trait::async_trait]

@@ -4,34 +4,10 @@
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;
 
+use super::helpers::{fk, index};
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
-
-fn fk(table: &'static str, col: &'static str, to: &'static str) -> ForeignKeyCreateStatement {
-    ForeignKey::create()
-        .name(format!("fk_{table}_{col}"))
-        .from(table, col)
-        .to(to, "id")
-        .on_delete(ForeignKeyAction::Cascade)
-        .to_owned()
-}
-
-fn index(
-    name: &str,
-    table: &'static str,
-    cols: &[&'static str],
-    unique: bool,
-) -> IndexCreateStatement {
-    let mut i = Index::create();
-    i.name(name).table(table);
-    for c in cols {
-        i.col(*c);
-    }
-    if unique {
-        i.unique();
-    }
-    i.to_owned()
-}
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {

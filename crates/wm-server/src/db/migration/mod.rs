@@ -2,6 +2,7 @@
 
 use sea_orm_migration::prelude::*;
 
+mod helpers;
 mod m0001_init;
 mod m0002_webhooks;
 mod m0003_campaigns;
