@@ -28,7 +28,7 @@ use wm_types::automations::{
 use wm_types::common::Page;
 
 use crate::http::Request;
-use crate::pagination::{PageStream, paginate};
+use crate::pagination::{PageStream, stream_list};
 use crate::{Client, Error};
 
 impl Client {
@@ -161,19 +161,16 @@ impl ListRuns<'_> {
 
     /// Every matching run, across pages.
     pub fn stream(self) -> PageStream<AutomationRun> {
-        let client = self.client.clone();
-        let path = format!("/automations/{}/logs", self.id);
-        let query = self.query;
-        paginate(query.page.unwrap_or(1), move |page| {
-            let (client, path) = (client.clone(), path.clone());
-            let query = LogsQuery {
+        let first = self.query.page.unwrap_or(1);
+        stream_list::<_, Page<AutomationRun>, _>(
+            self.client,
+            format!("/automations/{}/logs", self.id),
+            self.query,
+            first,
+            |q, page| LogsQuery {
                 page: Some(page),
-                ..query.clone()
-            };
-            async move {
-                let p: Page<AutomationRun> = client.send(Request::get(path).query(&query)?).await?;
-                Ok((p.data, p.meta))
-            }
-        })
+                ..q
+            },
+        )
     }
 }

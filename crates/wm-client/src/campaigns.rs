@@ -31,7 +31,7 @@ use wm_types::campaigns::{
 use wm_types::common::Page;
 
 use crate::http::Request;
-use crate::pagination::{PageStream, paginate};
+use crate::pagination::{PageStream, stream_list};
 use crate::{Client, Error};
 
 impl Client {
@@ -216,21 +216,17 @@ impl ListCampaigns<'_> {
 
     /// Every matching campaign, across pages.
     pub fn stream(self) -> PageStream<Campaign> {
-        let client = self.client.clone();
-        let query = self.query;
-        paginate(query.page.unwrap_or(1), move |page| {
-            let client = client.clone();
-            let query = ListCampaignsQuery {
+        let first = self.query.page.unwrap_or(1);
+        stream_list::<_, CampaignList, _>(
+            self.client,
+            "/campaigns".to_owned(),
+            self.query,
+            first,
+            |q, page| ListCampaignsQuery {
                 page: Some(page),
-                ..query.clone()
-            };
-            async move {
-                let list: CampaignList = client
-                    .send(Request::get("/campaigns").query(&query)?)
-                    .await?;
-                Ok((list.data, list.meta))
-            }
-        })
+                ..q
+            },
+        )
     }
 }
 
@@ -272,19 +268,16 @@ impl ListRecipients<'_> {
 
     /// Every matching recipient, across pages.
     pub fn stream(self) -> PageStream<Recipient> {
-        let client = self.client.clone();
-        let path = format!("/campaigns/{}/recipients", self.id);
-        let query = self.query;
-        paginate(query.page.unwrap_or(1), move |page| {
-            let (client, path) = (client.clone(), path.clone());
-            let query = RecipientsQuery {
+        let first = self.query.page.unwrap_or(1);
+        stream_list::<_, Page<Recipient>, _>(
+            self.client,
+            format!("/campaigns/{}/recipients", self.id),
+            self.query,
+            first,
+            |q, page| RecipientsQuery {
                 page: Some(page),
-                ..query.clone()
-            };
-            async move {
-                let p: Page<Recipient> = client.send(Request::get(path).query(&query)?).await?;
-                Ok((p.data, p.meta))
-            }
-        })
+                ..q
+            },
+        )
     }
 }

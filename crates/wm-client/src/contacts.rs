@@ -23,7 +23,7 @@ use wm_types::contacts::{
 use wm_types::enums::{ChannelType, ContactSource};
 
 use crate::http::Request;
-use crate::pagination::{PageParams, PageStream, paginate};
+use crate::pagination::{PageParams, PageStream, stream_list};
 use crate::{Client, Error};
 
 impl Client {
@@ -253,21 +253,17 @@ impl ListContacts<'_> {
 
     /// Every matching contact, across pages.
     pub fn stream(self) -> PageStream<Contact> {
-        let client = self.client.clone();
-        let query = self.query;
-        paginate(query.page.unwrap_or(1), move |page| {
-            let client = client.clone();
-            let query = ListContactsQuery {
+        let first = self.query.page.unwrap_or(1);
+        stream_list::<_, ContactList, _>(
+            self.client,
+            "/contacts".to_owned(),
+            self.query,
+            first,
+            |q, page| ListContactsQuery {
                 page: Some(page),
-                ..query.clone()
-            };
-            async move {
-                let list: ContactList = client
-                    .send(Request::get("/contacts").query(&query)?)
-                    .await?;
-                Ok((list.data, list.meta))
-            }
-        })
+                ..q
+            },
+        )
     }
 }
 
@@ -309,20 +305,17 @@ impl ListTimeline<'_> {
 
     /// Every entry, across pages.
     pub fn stream(self) -> PageStream<TimelineEntry> {
-        let client = self.client.clone();
-        let path = format!("/contacts/{}/timeline", self.id);
-        let query = self.query;
-        paginate(query.page.unwrap_or(1), move |page| {
-            let (client, path) = (client.clone(), path.clone());
-            let query = TimelineQuery {
+        let first = self.query.page.unwrap_or(1);
+        stream_list::<_, Page<TimelineEntry>, _>(
+            self.client,
+            format!("/contacts/{}/timeline", self.id),
+            self.query,
+            first,
+            |q, page| TimelineQuery {
                 page: Some(page),
-                ..query.clone()
-            };
-            async move {
-                let p: Page<TimelineEntry> = client.send(Request::get(path).query(&query)?).await?;
-                Ok((p.data, p.meta))
-            }
-        })
+                ..q
+            },
+        )
     }
 }
 
@@ -358,19 +351,16 @@ impl ListNotes<'_> {
 
     /// Every note, across pages.
     pub fn stream(self) -> PageStream<Note> {
-        let client = self.client.clone();
-        let path = format!("/contacts/{}/notes", self.id);
-        let query = self.query;
-        paginate(query.page.unwrap_or(1), move |page| {
-            let (client, path) = (client.clone(), path.clone());
-            let query = PageParams {
+        let first = self.query.page.unwrap_or(1);
+        stream_list::<_, Page<Note>, _>(
+            self.client,
+            format!("/contacts/{}/notes", self.id),
+            self.query,
+            first,
+            |q, page| PageParams {
                 page: Some(page),
-                ..query
-            };
-            async move {
-                let p: Page<Note> = client.send(Request::get(path).query(&query)?).await?;
-                Ok((p.data, p.meta))
-            }
-        })
+                ..q
+            },
+        )
     }
 }

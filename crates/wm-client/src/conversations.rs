@@ -28,7 +28,7 @@ use wm_types::conversations::{Conversation, ConversationList, ListConversationsQ
 use wm_types::enums::{ChannelType, ConversationStatus};
 
 use crate::http::Request;
-use crate::pagination::{PageStream, paginate};
+use crate::pagination::{PageStream, stream_list};
 use crate::{Client, Error};
 
 impl Client {
@@ -145,20 +145,16 @@ impl ListConversations<'_> {
 
     /// Every matching conversation, across pages.
     pub fn stream(self) -> PageStream<Conversation> {
-        let client = self.client.clone();
-        let query = self.query;
-        paginate(query.page.unwrap_or(1), move |page| {
-            let client = client.clone();
-            let query = ListConversationsQuery {
+        let first = self.query.page.unwrap_or(1);
+        stream_list::<_, ConversationList, _>(
+            self.client,
+            "/conversations".to_owned(),
+            self.query,
+            first,
+            |q, page| ListConversationsQuery {
                 page: Some(page),
-                ..query.clone()
-            };
-            async move {
-                let list: ConversationList = client
-                    .send(Request::get("/conversations").query(&query)?)
-                    .await?;
-                Ok((list.data, list.meta))
-            }
-        })
+                ..q
+            },
+        )
     }
 }

@@ -120,3 +120,57 @@ mod tests {
         assert!(block_on(s.collect::<Vec<_>>()).is_empty());
     }
 }
+
+/// A list answer: its items and where the page sits.
+pub(crate) trait Listing<T>: serde::de::DeserializeOwned + Send + 'static {
+    /// Items and `meta`.
+    fn split(self) -> (Vec<T>, PageMeta);
+}
+
+impl<T: serde::de::DeserializeOwned + Send + 'static> Listing<T> for wm_types::Page<T> {
+    fn split(self) -> (Vec<T>, PageMeta) {
+        (self.data, self.meta)
+    }
+}
+
+macro_rules! listing {
+    ($($list:ty => $item:ty),+ $(,)?) => {$(
+        impl Listing<$item> for $list {
+            fn split(self) -> (Vec<$item>, PageMeta) {
+                (self.data, self.meta)
+            }
+        }
+    )+};
+}
+listing!(
+    wm_types::contacts::ContactList => wm_types::contacts::Contact,
+    wm_types::campaigns::CampaignList => wm_types::campaigns::Campaign,
+    wm_types::conversations::ConversationList => wm_types::conversations::Conversation,
+);
+
+/// Every item of a paginated `GET path`, from page `first` on; `with_page` sets the page on
+/// the query, `L` is the list body.
+pub(crate) fn stream_list<Q, L, T>(
+    client: &crate::Client,
+    path: String,
+    query: Q,
+    first: u64,
+    with_page: fn(Q, u64) -> Q,
+) -> PageStream<T>
+where
+    Q: Serialize + Clone + Send + Sync + 'static,
+    L: Listing<T>,
+    T: Send + 'static,
+{
+    let client = client.clone();
+    paginate(first, move |page| {
+        let (client, path) = (client.clone(), path.clone());
+        let query = with_page(query.clone(), page);
+        async move {
+            let list: L = client
+                .send(crate::http::Request::get(path).query(&query)?)
+                .await?;
+            Ok(list.split())
+        }
+    })
+}

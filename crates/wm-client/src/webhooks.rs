@@ -23,7 +23,7 @@ use wm_types::lookups::List;
 use wm_types::webhooks::{CreateWebhook, Delivery, UpdateWebhook, Webhook, WebhookCreated};
 
 use crate::http::Request;
-use crate::pagination::{PageParams, PageStream, paginate};
+use crate::pagination::{PageParams, PageStream, stream_list};
 use crate::{Client, Error};
 
 impl Client {
@@ -128,19 +128,16 @@ impl ListDeliveries<'_> {
 
     /// Every delivery, across pages.
     pub fn stream(self) -> PageStream<Delivery> {
-        let client = self.client.clone();
-        let path = format!("/webhooks/{}/deliveries", self.id);
-        let query = self.query;
-        paginate(query.page.unwrap_or(1), move |page| {
-            let (client, path) = (client.clone(), path.clone());
-            let query = PageParams {
+        let first = self.query.page.unwrap_or(1);
+        stream_list::<_, Page<Delivery>, _>(
+            self.client,
+            format!("/webhooks/{}/deliveries", self.id),
+            self.query,
+            first,
+            |q, page| PageParams {
                 page: Some(page),
-                ..query
-            };
-            async move {
-                let p: Page<Delivery> = client.send(Request::get(path).query(&query)?).await?;
-                Ok((p.data, p.meta))
-            }
-        })
+                ..q
+            },
+        )
     }
 }
