@@ -28,7 +28,7 @@ use wm_types::automations::{
 use wm_types::common::Page;
 
 use crate::http::Request;
-use crate::pagination::{PageStream, stream_list};
+use crate::pagination::{PageStream, page_setters, stream_list};
 use crate::{Client, Error};
 
 impl Client {
@@ -139,17 +139,7 @@ impl ListRuns<'_> {
         self
     }
 
-    /// `page` (1-based); where a stream starts.
-    pub fn page(mut self, page: u64) -> Self {
-        self.query.page = Some(page);
-        self
-    }
-
-    /// `pageSize` (1–100).
-    pub fn page_size(mut self, page_size: u64) -> Self {
-        self.query.page_size = Some(page_size);
-        self
-    }
+    page_setters!();
 
     /// Fetches one page, newest first.
     pub async fn send(self) -> Result<Page<AutomationRun>, Error> {
@@ -161,16 +151,10 @@ impl ListRuns<'_> {
 
     /// Every matching run, across pages.
     pub fn stream(self) -> PageStream<AutomationRun> {
-        let first = self.query.page.unwrap_or(1);
-        stream_list::<_, Page<AutomationRun>, _>(
+        stream_list::<Page<AutomationRun>, _>(
             self.client,
             format!("/automations/{}/logs", self.id),
             self.query,
-            first,
-            |q, page| LogsQuery {
-                page: Some(page),
-                ..q
-            },
         )
     }
 }

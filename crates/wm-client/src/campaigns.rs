@@ -31,7 +31,7 @@ use wm_types::campaigns::{
 use wm_types::common::Page;
 
 use crate::http::Request;
-use crate::pagination::{PageStream, stream_list};
+use crate::pagination::{PageStream, page_setters, stream_list};
 use crate::{Client, Error};
 
 impl Client {
@@ -195,17 +195,7 @@ impl ListCampaigns<'_> {
         self
     }
 
-    /// `page` (1-based); where a stream starts.
-    pub fn page(mut self, page: u64) -> Self {
-        self.query.page = Some(page);
-        self
-    }
-
-    /// `pageSize` (1–100).
-    pub fn page_size(mut self, page_size: u64) -> Self {
-        self.query.page_size = Some(page_size);
-        self
-    }
+    page_setters!();
 
     /// Fetches one page, with `meta`, `tabs` and `summary`.
     pub async fn send(self) -> Result<CampaignList, Error> {
@@ -216,17 +206,7 @@ impl ListCampaigns<'_> {
 
     /// Every matching campaign, across pages.
     pub fn stream(self) -> PageStream<Campaign> {
-        let first = self.query.page.unwrap_or(1);
-        stream_list::<_, CampaignList, _>(
-            self.client,
-            "/campaigns".to_owned(),
-            self.query,
-            first,
-            |q, page| ListCampaignsQuery {
-                page: Some(page),
-                ..q
-            },
-        )
+        stream_list::<CampaignList, _>(self.client, "/campaigns".to_owned(), self.query)
     }
 }
 
@@ -246,17 +226,7 @@ impl ListRecipients<'_> {
         self
     }
 
-    /// `page` (1-based); where a stream starts.
-    pub fn page(mut self, page: u64) -> Self {
-        self.query.page = Some(page);
-        self
-    }
-
-    /// `pageSize` (1–100).
-    pub fn page_size(mut self, page_size: u64) -> Self {
-        self.query.page_size = Some(page_size);
-        self
-    }
+    page_setters!();
 
     /// Fetches one page.
     pub async fn send(self) -> Result<Page<Recipient>, Error> {
@@ -268,16 +238,10 @@ impl ListRecipients<'_> {
 
     /// Every matching recipient, across pages.
     pub fn stream(self) -> PageStream<Recipient> {
-        let first = self.query.page.unwrap_or(1);
-        stream_list::<_, Page<Recipient>, _>(
+        stream_list::<Page<Recipient>, _>(
             self.client,
             format!("/campaigns/{}/recipients", self.id),
             self.query,
-            first,
-            |q, page| RecipientsQuery {
-                page: Some(page),
-                ..q
-            },
         )
     }
 }

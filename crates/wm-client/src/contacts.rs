@@ -23,7 +23,7 @@ use wm_types::contacts::{
 use wm_types::enums::{ChannelType, ContactSource};
 
 use crate::http::Request;
-use crate::pagination::{PageParams, PageStream, stream_list};
+use crate::pagination::{PageParams, PageStream, page_setters, stream_list};
 use crate::{Client, Error};
 
 impl Client {
@@ -232,17 +232,7 @@ impl ListContacts<'_> {
         self
     }
 
-    /// `page` (1-based); where a stream starts.
-    pub fn page(mut self, page: u64) -> Self {
-        self.query.page = Some(page);
-        self
-    }
-
-    /// `pageSize` (1–100).
-    pub fn page_size(mut self, page_size: u64) -> Self {
-        self.query.page_size = Some(page_size);
-        self
-    }
+    page_setters!();
 
     /// Fetches one page, with `meta`, `tabs` and `summary`.
     pub async fn send(self) -> Result<ContactList, Error> {
@@ -253,17 +243,7 @@ impl ListContacts<'_> {
 
     /// Every matching contact, across pages.
     pub fn stream(self) -> PageStream<Contact> {
-        let first = self.query.page.unwrap_or(1);
-        stream_list::<_, ContactList, _>(
-            self.client,
-            "/contacts".to_owned(),
-            self.query,
-            first,
-            |q, page| ListContactsQuery {
-                page: Some(page),
-                ..q
-            },
-        )
+        stream_list::<ContactList, _>(self.client, "/contacts".to_owned(), self.query)
     }
 }
 
@@ -283,17 +263,7 @@ impl ListTimeline<'_> {
         self
     }
 
-    /// `page` (1-based); where a stream starts.
-    pub fn page(mut self, page: u64) -> Self {
-        self.query.page = Some(page);
-        self
-    }
-
-    /// `pageSize` (1–100).
-    pub fn page_size(mut self, page_size: u64) -> Self {
-        self.query.page_size = Some(page_size);
-        self
-    }
+    page_setters!();
 
     /// Fetches one page, newest first.
     pub async fn send(self) -> Result<Page<TimelineEntry>, Error> {
@@ -305,16 +275,10 @@ impl ListTimeline<'_> {
 
     /// Every entry, across pages.
     pub fn stream(self) -> PageStream<TimelineEntry> {
-        let first = self.query.page.unwrap_or(1);
-        stream_list::<_, Page<TimelineEntry>, _>(
+        stream_list::<Page<TimelineEntry>, _>(
             self.client,
             format!("/contacts/{}/timeline", self.id),
             self.query,
-            first,
-            |q, page| TimelineQuery {
-                page: Some(page),
-                ..q
-            },
         )
     }
 }
@@ -329,17 +293,7 @@ pub struct ListNotes<'c> {
 }
 
 impl ListNotes<'_> {
-    /// `page` (1-based); where a stream starts.
-    pub fn page(mut self, page: u64) -> Self {
-        self.query.page = Some(page);
-        self
-    }
-
-    /// `pageSize` (1–100).
-    pub fn page_size(mut self, page_size: u64) -> Self {
-        self.query.page_size = Some(page_size);
-        self
-    }
+    page_setters!();
 
     /// Fetches one page.
     pub async fn send(self) -> Result<Page<Note>, Error> {
@@ -351,16 +305,10 @@ impl ListNotes<'_> {
 
     /// Every note, across pages.
     pub fn stream(self) -> PageStream<Note> {
-        let first = self.query.page.unwrap_or(1);
-        stream_list::<_, Page<Note>, _>(
+        stream_list::<Page<Note>, _>(
             self.client,
             format!("/contacts/{}/notes", self.id),
             self.query,
-            first,
-            |q, page| PageParams {
-                page: Some(page),
-                ..q
-            },
         )
     }
 }

@@ -28,7 +28,7 @@ use wm_types::conversations::{Conversation, ConversationList, ListConversationsQ
 use wm_types::enums::{ChannelType, ConversationStatus};
 
 use crate::http::Request;
-use crate::pagination::{PageStream, stream_list};
+use crate::pagination::{PageStream, page_setters, stream_list};
 use crate::{Client, Error};
 
 impl Client {
@@ -124,17 +124,7 @@ impl ListConversations<'_> {
         self
     }
 
-    /// `page` (1-based); where a stream starts.
-    pub fn page(mut self, page: u64) -> Self {
-        self.query.page = Some(page);
-        self
-    }
-
-    /// `pageSize` (1–100).
-    pub fn page_size(mut self, page_size: u64) -> Self {
-        self.query.page_size = Some(page_size);
-        self
-    }
+    page_setters!();
 
     /// Fetches one page (latest activity first), with `meta`, `tabs` and `summary`.
     pub async fn send(self) -> Result<ConversationList, Error> {
@@ -145,16 +135,6 @@ impl ListConversations<'_> {
 
     /// Every matching conversation, across pages.
     pub fn stream(self) -> PageStream<Conversation> {
-        let first = self.query.page.unwrap_or(1);
-        stream_list::<_, ConversationList, _>(
-            self.client,
-            "/conversations".to_owned(),
-            self.query,
-            first,
-            |q, page| ListConversationsQuery {
-                page: Some(page),
-                ..q
-            },
-        )
+        stream_list::<ConversationList, _>(self.client, "/conversations".to_owned(), self.query)
     }
 }

@@ -148,24 +148,72 @@ listing!(
     wm_types::conversations::ConversationList => wm_types::conversations::Conversation,
 );
 
-/// Every item of a paginated `GET path`, from page `first` on; `with_page` sets the page on
-/// the query, `L` is the list body.
-pub(crate) fn stream_list<Q, L, T>(
+/// A list query with `page` and `pageSize`: where a stream starts, and how it asks for the
+/// next page without touching the caller's filters.
+pub(crate) trait PagedQuery: Serialize + Clone + Send + Sync + 'static {
+    /// The page the caller asked for, if any.
+    fn page(&self) -> Option<u64>;
+    /// The same query, at `page`.
+    fn with_page(self, page: u64) -> Self;
+}
+
+macro_rules! paged_query {
+    ($($query:ty),+ $(,)?) => {$(
+        impl PagedQuery for $query {
+            fn page(&self) -> Option<u64> {
+                self.page
+            }
+            fn with_page(self, page: u64) -> Self {
+                Self { page: Some(page), ..self }
+            }
+        }
+    )+};
+}
+paged_query!(
+    PageParams,
+    wm_types::contacts::ListContactsQuery,
+    wm_types::contacts::TimelineQuery,
+    wm_types::campaigns::ListCampaignsQuery,
+    wm_types::campaigns::RecipientsQuery,
+    wm_types::conversations::ListConversationsQuery,
+    wm_types::automations::LogsQuery,
+);
+
+/// The `page` and `page_size` setters of a list builder whose `query` is a [`PagedQuery`];
+/// one definition so every builder documents and bounds them alike.
+macro_rules! page_setters {
+    () => {
+        /// `page` (1-based); where a stream starts.
+        pub fn page(mut self, page: u64) -> Self {
+            self.query.page = Some(page);
+            self
+        }
+
+        /// `pageSize` (1–100).
+        pub fn page_size(mut self, page_size: u64) -> Self {
+            self.query.page_size = Some(page_size);
+            self
+        }
+    };
+}
+pub(crate) use page_setters;
+
+/// Every item of a paginated `GET path`, from the query's page (default 1) on; `L` is the
+/// list body.
+pub(crate) fn stream_list<L, T>(
     client: &crate::Client,
     path: String,
-    query: Q,
-    first: u64,
-    with_page: fn(Q, u64) -> Q,
+    query: impl PagedQuery,
 ) -> PageStream<T>
 where
-    Q: Serialize + Clone + Send + Sync + 'static,
     L: Listing<T>,
     T: Send + 'static,
 {
     let client = client.clone();
+    let first = query.page().unwrap_or(1);
     paginate(first, move |page| {
         let (client, path) = (client.clone(), path.clone());
-        let query = with_page(query.clone(), page);
+        let query = query.clone().with_page(page);
         async move {
             let list: L = client
                 .send(crate::http::Request::get(path).query(&query)?)

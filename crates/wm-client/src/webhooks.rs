@@ -23,7 +23,7 @@ use wm_types::lookups::List;
 use wm_types::webhooks::{CreateWebhook, Delivery, UpdateWebhook, Webhook, WebhookCreated};
 
 use crate::http::Request;
-use crate::pagination::{PageParams, PageStream, stream_list};
+use crate::pagination::{PageParams, PageStream, page_setters, stream_list};
 use crate::{Client, Error};
 
 impl Client {
@@ -106,17 +106,7 @@ pub struct ListDeliveries<'c> {
 }
 
 impl ListDeliveries<'_> {
-    /// `page` (1-based); where a stream starts.
-    pub fn page(mut self, page: u64) -> Self {
-        self.query.page = Some(page);
-        self
-    }
-
-    /// `pageSize` (1–100).
-    pub fn page_size(mut self, page_size: u64) -> Self {
-        self.query.page_size = Some(page_size);
-        self
-    }
+    page_setters!();
 
     /// Fetches one page, newest first.
     pub async fn send(self) -> Result<Page<Delivery>, Error> {
@@ -128,16 +118,10 @@ impl ListDeliveries<'_> {
 
     /// Every delivery, across pages.
     pub fn stream(self) -> PageStream<Delivery> {
-        let first = self.query.page.unwrap_or(1);
-        stream_list::<_, Page<Delivery>, _>(
+        stream_list::<Page<Delivery>, _>(
             self.client,
             format!("/webhooks/{}/deliveries", self.id),
             self.query,
-            first,
-            |q, page| PageParams {
-                page: Some(page),
-                ..q
-            },
         )
     }
 }
