@@ -99,6 +99,18 @@ async fn campaign(org: &Org<'_>, s: &Setup, template: &str) -> String {
         .to_owned()
 }
 
+/// A campaign on `template` whose audience is `ids`.
+async fn campaign_to(org: &Org<'_>, s: &Setup, template: &str, ids: &[String]) -> String {
+    let id = campaign(org, s, template).await;
+    org.post(
+        &format!("/campaigns/{id}/recipients"),
+        json!({"contactIds": ids}),
+    )
+    .await
+    .ok(200);
+    id
+}
+
 #[tokio::test]
 async fn create_validates_number_template_and_variables() {
     let app = TestApp::new().await;
@@ -392,13 +404,7 @@ async fn variables_are_required_when_the_template_has_them() {
     let org = app.org().await;
     let s = setup(&org).await;
     let ids = contacts(&org, 1, "t").await;
-    let id = campaign(&org, &s, &s.with_vars).await;
-    org.post(
-        &format!("/campaigns/{id}/recipients"),
-        json!({"contactIds": ids}),
-    )
-    .await
-    .ok(200);
+    let id = campaign_to(&org, &s, &s.with_vars, &ids).await;
     top_up(&org, 5.0).await;
     org.post(&format!("/campaigns/{id}/send"), json!({}))
         .await
@@ -415,13 +421,7 @@ async fn scheduled_sends_start_on_time() {
     let org = app.org().await;
     let s = setup(&org).await;
     let ids = contacts(&org, 2, "t").await;
-    let id = campaign(&org, &s, &s.plain).await;
-    org.post(
-        &format!("/campaigns/{id}/recipients"),
-        json!({"contactIds": ids}),
-    )
-    .await
-    .ok(200);
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
     top_up(&org, 5.0).await;
     let soon = (app.clock_now() + Duration::seconds(30)).to_rfc3339();
     let r = org
@@ -469,13 +469,7 @@ async fn staggered_batches_pause_for_balance_and_resume_after_a_top_up() {
     let org = app.org().await;
     let s = setup(&org).await;
     let ids = contacts(&org, 25, "t").await;
-    let id = campaign(&org, &s, &s.plain).await;
-    org.post(
-        &format!("/campaigns/{id}/recipients"),
-        json!({"contactIds": ids}),
-    )
-    .await
-    .ok(200);
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
     let price = org
         .get(&format!("/campaigns/{id}/preview-cost"))
         .await
@@ -559,13 +553,7 @@ async fn a_user_pause_stops_the_rest_and_keeps_stop_reason_null() {
     let org = app.org().await;
     let s = setup(&org).await;
     let ids = contacts(&org, 12, "t").await;
-    let id = campaign(&org, &s, &s.plain).await;
-    org.post(
-        &format!("/campaigns/{id}/recipients"),
-        json!({"contactIds": ids}),
-    )
-    .await
-    .ok(200);
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
     top_up(&org, 10.0).await;
     org.post(&format!("/campaigns/{id}/pause"), json!({}))
         .await
@@ -601,13 +589,7 @@ async fn two_concurrent_sends_of_one_campaign_one_wins() {
     let org = app.org().await;
     let s = setup(&org).await;
     let ids = contacts(&org, 3, "t").await;
-    let id = campaign(&org, &s, &s.plain).await;
-    org.post(
-        &format!("/campaigns/{id}/recipients"),
-        json!({"contactIds": ids}),
-    )
-    .await
-    .ok(200);
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
     top_up(&org, 10.0).await;
     let path = format!("/campaigns/{id}/send");
     let (a, b) = tokio::join!(org.post(&path, json!({})), org.post(&path, json!({})));
@@ -634,13 +616,7 @@ async fn concurrent_sends_never_take_the_wallet_below_zero() {
     let ids = contacts(&org, 4, "t").await;
     let mut campaigns = Vec::new();
     for _ in 0..6 {
-        let id = campaign(&org, &s, &s.plain).await;
-        org.post(
-            &format!("/campaigns/{id}/recipients"),
-            json!({"contactIds": ids}),
-        )
-        .await
-        .ok(200);
+        let id = campaign_to(&org, &s, &s.plain, &ids).await;
         campaigns.push(id);
     }
     let cost = org
@@ -703,13 +679,7 @@ async fn a_restart_mid_send_sends_and_charges_each_recipient_exactly_once() {
     let org = app.org().await;
     let s = setup(&org).await;
     let ids = contacts(&org, 30, "t").await;
-    let id = campaign(&org, &s, &s.plain).await;
-    org.post(
-        &format!("/campaigns/{id}/recipients"),
-        json!({"contactIds": ids}),
-    )
-    .await
-    .ok(200);
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
     let cost = org
         .get(&format!("/campaigns/{id}/preview-cost"))
         .await
@@ -767,13 +737,7 @@ async fn receipts_replies_duplicate_and_the_list() {
     let org = app.org().await;
     let s = setup(&org).await;
     let ids = contacts(&org, 3, "t").await;
-    let id = campaign(&org, &s, &s.utility).await;
-    org.post(
-        &format!("/campaigns/{id}/recipients"),
-        json!({"contactIds": ids}),
-    )
-    .await
-    .ok(200);
+    let id = campaign_to(&org, &s, &s.utility, &ids).await;
     let p = org
         .get(&format!("/campaigns/{id}/preview-cost"))
         .await
@@ -907,13 +871,7 @@ async fn an_organisation_can_override_the_rate_card() {
     let org = app.org().await;
     let s = setup(&org).await;
     let ids = contacts(&org, 2, "t").await;
-    let id = campaign(&org, &s, &s.plain).await;
-    org.post(
-        &format!("/campaigns/{id}/recipients"),
-        json!({"contactIds": ids}),
-    )
-    .await
-    .ok(200);
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
     let shipped = org
         .get(&format!("/campaigns/{id}/preview-cost"))
         .await
@@ -948,13 +906,7 @@ async fn an_organisation_can_override_the_rate_card() {
     org.admin(Method::PUT, "/rates", Some(json!({"markets": []})))
         .await
         .ok(200);
-    let id2 = campaign(&org, &s, &s.plain).await;
-    org.post(
-        &format!("/campaigns/{id2}/recipients"),
-        json!({"contactIds": ids_of(&org).await}),
-    )
-    .await
-    .ok(200);
+    let id2 = campaign_to(&org, &s, &s.plain, &ids_of(&org).await).await;
     let back = org
         .get(&format!("/campaigns/{id2}/preview-cost"))
         .await
@@ -1001,13 +953,7 @@ async fn the_monthly_utility_allowance_is_used_first() {
         org.get("/wallet").await.ok(200)["includedUtilityRemaining"],
         2
     );
-    let id = campaign(&org, &s, &s.utility).await;
-    org.post(
-        &format!("/campaigns/{id}/recipients"),
-        json!({"contactIds": ids}),
-    )
-    .await
-    .ok(200);
+    let id = campaign_to(&org, &s, &s.utility, &ids).await;
     let p = org
         .get(&format!("/campaigns/{id}/preview-cost"))
         .await
