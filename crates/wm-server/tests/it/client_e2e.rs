@@ -108,6 +108,38 @@ async fn top_up(org: &Org<'_>, amount: f64) {
     .ok(201);
 }
 
+/// A draft campaign named `name` on `template` whose audience is `ids`.
+async fn campaign_to(
+    c: &Client,
+    name: &str,
+    number: Uuid,
+    template: Uuid,
+    ids: Vec<Uuid>,
+) -> wm_types::campaigns::Campaign {
+    let campaign = c
+        .campaigns()
+        .create(&CreateCampaign {
+            name: name.into(),
+            phone_number_id: number,
+            template_id: template,
+            scheduled_at: None,
+            variables: None,
+        })
+        .await
+        .expect("create");
+    c.campaigns()
+        .add_recipients(
+            campaign.id,
+            &Audience {
+                contact_ids: Some(ids),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("audience");
+    campaign
+}
+
 /// `n` consenting contacts in Mexico tagged `tag`, created one second apart.
 async fn mexicans(app: &TestApp, c: &Client, n: usize, tag: &str, from: usize) -> Vec<Uuid> {
     let mut ids = Vec::new();
@@ -845,27 +877,7 @@ async fn campaigns_from_draft_to_completed_through_the_client() {
 
     // Staggered: pause stops the batches, resume continues them.
     let batch = mexicans(&app, &c, 12, "batch", 100).await;
-    let staggered = c
-        .campaigns()
-        .create(&CreateCampaign {
-            name: "Batches".into(),
-            phone_number_id: number,
-            template_id: plain,
-            scheduled_at: None,
-            variables: None,
-        })
-        .await
-        .expect("create");
-    c.campaigns()
-        .add_recipients(
-            staggered.id,
-            &Audience {
-                contact_ids: Some(batch),
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("audience");
+    let staggered = campaign_to(&c, "Batches", number, plain, batch).await;
     let bad = c
         .campaigns()
         .send(
@@ -990,27 +1002,7 @@ async fn campaigns_from_draft_to_completed_through_the_client() {
     assert_eq!(streamed.len(), 12);
 
     // Business codes of campaigns.
-    let needs_vars = c
-        .campaigns()
-        .create(&CreateCampaign {
-            name: "Pedidos".into(),
-            phone_number_id: number,
-            template_id: with_vars,
-            scheduled_at: None,
-            variables: None,
-        })
-        .await
-        .expect("create");
-    c.campaigns()
-        .add_recipients(
-            needs_vars.id,
-            &Audience {
-                contact_ids: Some(spring),
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("audience");
+    let needs_vars = campaign_to(&c, "Pedidos", number, with_vars, spring).await;
     let e = c
         .campaigns()
         .send_now(needs_vars.id)
@@ -1609,27 +1601,7 @@ async fn all_six_reports_through_the_client() {
     // Day 2: a campaign to both, a reply that opens a conversation, resolved 90 min later.
     app.clock.set(at("2026-11-11T12:00:00Z"));
     let (number, plain, _) = kit(&org).await;
-    let k = c
-        .campaigns()
-        .create(&CreateCampaign {
-            name: "C1".into(),
-            phone_number_id: number,
-            template_id: plain,
-            scheduled_at: None,
-            variables: None,
-        })
-        .await
-        .expect("campaign");
-    c.campaigns()
-        .add_recipients(
-            k.id,
-            &Audience {
-                contact_ids: Some(vec![a.id, b.id]),
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("audience");
+    let k = campaign_to(&c, "C1", number, plain, vec![a.id, b.id]).await;
     c.campaigns().send_now(k.id).await.expect("send");
     app.send_pass().await;
     app.send_pass().await;
