@@ -4,11 +4,30 @@ use sea_orm_migration::prelude::*;
 
 /// A foreign key `table.col → to.id`, deleted with its parent.
 pub fn fk(table: &'static str, col: &'static str, to: &'static str) -> ForeignKeyCreateStatement {
+    fk_on_delete(table, col, to, ForeignKeyAction::Cascade)
+}
+
+/// A foreign key `table.col → to.id` that is cleared, not deleted, with its parent (an
+/// optional reference such as a contact's owner).
+pub fn fk_set_null(
+    table: &'static str,
+    col: &'static str,
+    to: &'static str,
+) -> ForeignKeyCreateStatement {
+    fk_on_delete(table, col, to, ForeignKeyAction::SetNull)
+}
+
+fn fk_on_delete(
+    table: &'static str,
+    col: &'static str,
+    to: &'static str,
+    on_delete: ForeignKeyAction,
+) -> ForeignKeyCreateStatement {
     ForeignKey::create()
         .name(format!("fk_{table}_{col}"))
         .from(table, col)
         .to(to, "id")
-        .on_delete(ForeignKeyAction::Cascade)
+        .on_delete(on_delete)
         .to_owned()
 }
 

@@ -4,29 +4,14 @@
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;
 
-use super::helpers::index;
+use super::helpers::{fk, fk_set_null, index};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
-fn fk(
-    table: &'static str,
-    col: &'static str,
-    to: &'static str,
-    on_delete: ForeignKeyAction,
-) -> ForeignKeyCreateStatement {
-    ForeignKey::create()
-        .name(format!("fk_{table}_{col}"))
-        .from(table, col)
-        .to(to, "id")
-        .on_delete(on_delete)
-        .to_owned()
-}
-
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
-        use ForeignKeyAction::{Cascade, SetNull};
         m.create_table(
             Table::create()
                 .table("organizations")
@@ -47,12 +32,7 @@ impl MigrationTrait for Migration {
                 .col(string("full_name"))
                 .col(string("email"))
                 .col(big_integer("created_at"))
-                .foreign_key(&mut fk(
-                    "users",
-                    "organization_id",
-                    "organizations",
-                    Cascade,
-                ))
+                .foreign_key(&mut fk("users", "organization_id", "organizations"))
                 .to_owned(),
         )
         .await?;
@@ -76,13 +56,8 @@ impl MigrationTrait for Migration {
                 .col(big_integer_null("expires_at"))
                 .col(big_integer_null("revoked_at"))
                 .col(big_integer("created_at"))
-                .foreign_key(&mut fk(
-                    "api_keys",
-                    "organization_id",
-                    "organizations",
-                    Cascade,
-                ))
-                .foreign_key(&mut fk("api_keys", "user_id", "users", Cascade))
+                .foreign_key(&mut fk("api_keys", "organization_id", "organizations"))
+                .foreign_key(&mut fk("api_keys", "user_id", "users"))
                 .to_owned(),
         )
         .await?;
@@ -99,7 +74,6 @@ impl MigrationTrait for Migration {
                     "lifecycle_stages",
                     "organization_id",
                     "organizations",
-                    Cascade,
                 ))
                 .to_owned(),
         )
@@ -119,12 +93,7 @@ impl MigrationTrait for Migration {
                 .col(string("channel_type"))
                 .col(boolean("active"))
                 .col(big_integer("created_at"))
-                .foreign_key(&mut fk(
-                    "channels",
-                    "organization_id",
-                    "organizations",
-                    Cascade,
-                ))
+                .foreign_key(&mut fk("channels", "organization_id", "organizations"))
                 .to_owned(),
         )
         .await?;
@@ -159,19 +128,13 @@ impl MigrationTrait for Migration {
                 .col(big_integer_null("stage_changed_at"))
                 .col(big_integer("created_at"))
                 .col(big_integer("updated_at"))
-                .foreign_key(&mut fk(
-                    "contacts",
-                    "organization_id",
-                    "organizations",
-                    Cascade,
-                ))
-                .foreign_key(&mut fk(
+                .foreign_key(&mut fk("contacts", "organization_id", "organizations"))
+                .foreign_key(&mut fk_set_null(
                     "contacts",
                     "lifecycle_stage_id",
                     "lifecycle_stages",
-                    SetNull,
                 ))
-                .foreign_key(&mut fk("contacts", "owner_id", "users", SetNull))
+                .foreign_key(&mut fk_set_null("contacts", "owner_id", "users"))
                 .to_owned(),
         )
         .await?;
@@ -204,7 +167,7 @@ impl MigrationTrait for Migration {
                 .col(uuid("organization_id"))
                 .col(string("tag"))
                 .primary_key(Index::create().col("contact_id").col("tag_key"))
-                .foreign_key(&mut fk("contact_tags", "contact_id", "contacts", Cascade))
+                .foreign_key(&mut fk("contact_tags", "contact_id", "contacts"))
                 .to_owned(),
         )
         .await?;
@@ -225,18 +188,8 @@ impl MigrationTrait for Migration {
                 .col(string("channel_type"))
                 .col(string("external_id"))
                 .col(big_integer("created_at"))
-                .foreign_key(&mut fk(
-                    "contact_identities",
-                    "contact_id",
-                    "contacts",
-                    Cascade,
-                ))
-                .foreign_key(&mut fk(
-                    "contact_identities",
-                    "channel_id",
-                    "channels",
-                    Cascade,
-                ))
+                .foreign_key(&mut fk("contact_identities", "contact_id", "contacts"))
+                .foreign_key(&mut fk("contact_identities", "channel_id", "channels"))
                 .to_owned(),
         )
         .await?;
@@ -263,8 +216,8 @@ impl MigrationTrait for Migration {
                 .col(uuid("author_id"))
                 .col(text("body"))
                 .col(big_integer("created_at"))
-                .foreign_key(&mut fk("contact_notes", "contact_id", "contacts", Cascade))
-                .foreign_key(&mut fk("contact_notes", "author_id", "users", Cascade))
+                .foreign_key(&mut fk("contact_notes", "contact_id", "contacts"))
+                .foreign_key(&mut fk("contact_notes", "author_id", "users"))
                 .to_owned(),
         )
         .await?;
@@ -285,7 +238,7 @@ impl MigrationTrait for Migration {
                 .col(big_integer("value_micros"))
                 .col(string("status"))
                 .col(big_integer("created_at"))
-                .foreign_key(&mut fk("deals", "contact_id", "contacts", Cascade))
+                .foreign_key(&mut fk("deals", "contact_id", "contacts"))
                 .to_owned(),
         )
         .await?;
@@ -305,12 +258,7 @@ impl MigrationTrait for Migration {
                 .col(string("entry_type"))
                 .col(big_integer("at"))
                 .col(text("data"))
-                .foreign_key(&mut fk(
-                    "timeline_entries",
-                    "contact_id",
-                    "contacts",
-                    Cascade,
-                ))
+                .foreign_key(&mut fk("timeline_entries", "contact_id", "contacts"))
                 .to_owned(),
         )
         .await?;

@@ -3,6 +3,8 @@
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;
 
+use super::helpers::{fk, index};
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
@@ -23,23 +25,16 @@ impl MigrationTrait for Migration {
                 .col(big_integer_null("paused_at"))
                 .col(big_integer("created_at"))
                 .col(big_integer("updated_at"))
-                .foreign_key(
-                    ForeignKey::create()
-                        .name("fk_webhooks_organization_id")
-                        .from("webhooks", "organization_id")
-                        .to("organizations", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
+                .foreign_key(&mut fk("webhooks", "organization_id", "organizations"))
                 .to_owned(),
         )
         .await?;
-        m.create_index(
-            Index::create()
-                .name("ix_webhooks_org")
-                .table("webhooks")
-                .col("organization_id")
-                .to_owned(),
-        )
+        m.create_index(index(
+            "ix_webhooks_org",
+            "webhooks",
+            &["organization_id"],
+            false,
+        ))
         .await?;
         m.create_table(
             Table::create()
@@ -56,43 +51,30 @@ impl MigrationTrait for Migration {
                 .col(big_integer_null("locked_until"))
                 .col(big_integer_null("delivered_at"))
                 .col(big_integer("created_at"))
-                .foreign_key(
-                    ForeignKey::create()
-                        .name("fk_webhook_deliveries_webhook_id")
-                        .from("webhook_deliveries", "webhook_id")
-                        .to("webhooks", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
+                .foreign_key(&mut fk("webhook_deliveries", "webhook_id", "webhooks"))
                 .to_owned(),
         )
         .await?;
-        m.create_index(
-            Index::create()
-                .name("ux_deliveries_event_webhook")
-                .table("webhook_deliveries")
-                .col("event_id")
-                .col("webhook_id")
-                .unique()
-                .to_owned(),
-        )
+        m.create_index(index(
+            "ux_deliveries_event_webhook",
+            "webhook_deliveries",
+            &["event_id", "webhook_id"],
+            true,
+        ))
         .await?;
-        m.create_index(
-            Index::create()
-                .name("ix_deliveries_due")
-                .table("webhook_deliveries")
-                .col("status")
-                .col("next_attempt_at")
-                .to_owned(),
-        )
+        m.create_index(index(
+            "ix_deliveries_due",
+            "webhook_deliveries",
+            &["status", "next_attempt_at"],
+            false,
+        ))
         .await?;
-        m.create_index(
-            Index::create()
-                .name("ix_deliveries_webhook")
-                .table("webhook_deliveries")
-                .col("webhook_id")
-                .col("created_at")
-                .to_owned(),
-        )
+        m.create_index(index(
+            "ix_deliveries_webhook",
+            "webhook_deliveries",
+            &["webhook_id", "created_at"],
+            false,
+        ))
         .await?;
         m.create_table(
             Table::create()
@@ -104,24 +86,20 @@ impl MigrationTrait for Migration {
                 .col(big_integer("duration_ms"))
                 .col(text_null("response_body"))
                 .col(text_null("error"))
-                .foreign_key(
-                    ForeignKey::create()
-                        .name("fk_webhook_attempts_delivery_id")
-                        .from("webhook_attempts", "delivery_id")
-                        .to("webhook_deliveries", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
+                .foreign_key(&mut fk(
+                    "webhook_attempts",
+                    "delivery_id",
+                    "webhook_deliveries",
+                ))
                 .to_owned(),
         )
         .await?;
-        m.create_index(
-            Index::create()
-                .name("ix_attempts_delivery")
-                .table("webhook_attempts")
-                .col("delivery_id")
-                .col("at")
-                .to_owned(),
-        )
+        m.create_index(index(
+            "ix_attempts_delivery",
+            "webhook_attempts",
+            &["delivery_id", "at"],
+            false,
+        ))
         .await?;
         Ok(())
     }
