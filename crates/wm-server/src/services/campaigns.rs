@@ -830,10 +830,6 @@ async fn facts(
     })
 }
 
-fn batch_limit(c: &campaign::Model) -> Option<u64> {
-    c.batch_size.and_then(|n| u64::try_from(n).ok())
-}
-
 /// `POST /campaigns/{id}/send`: `now` charges everything and queues it before answering;
 /// `scheduled` stores the start; `staggered` charges and queues the first batch (or
 /// schedules it). A failed send changes neither the campaign nor the wallet.
@@ -884,7 +880,7 @@ pub async fn send(
             .col_expr(campaign::Column::ScheduledAt, Expr::val(start))
             .col_expr(campaign::Column::NextBatchAt, Expr::val(start));
     } else {
-        let next = interval.map(|m| now + i64::from(m) * 60_000);
+        let next = sending::next_batch_at(interval, now);
         upd = upd
             .col_expr(campaign::Column::StartedAt, Expr::val(now))
             .col_expr(campaign::Column::NextBatchAt, Expr::val(next));
@@ -942,7 +938,7 @@ pub async fn resume(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign
     let now = state.now_ms();
     let txn = state.db.write().await?;
     let c = load(&*txn, org, id).await?;
-    let limit = batch_limit(&c);
+    let limit = sending::batch_limit(&c);
     let mut f = facts(&*txn, &c, limit, now).await?;
     // A batch charged before the pause goes out first; the next one is charged at its
     // time (and pauses the campaign again then if the wallet cannot pay it).
@@ -951,7 +947,7 @@ pub async fn resume(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign
         f.balance_covers_next_batch = true;
     }
     let t = rules::transition(status_of(&c), &Action::Resume, &f).map_err(campaign_error)?;
-    let next = c.batch_interval_min.map(|m| now + i64::from(m) * 60_000);
+    let next = sending::next_batch_at(c.batch_interval_min, now);
     let done = campaign::Entity::update_many()
         .col_expr(campaign::Column::Status, Expr::val(t.to.as_str()))
         .col_expr(campaign::Column::PausedAt, Expr::val(Option::<i64>::None))

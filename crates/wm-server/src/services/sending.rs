@@ -87,6 +87,17 @@ pub async fn category(
         .unwrap_or(TemplateCategory::Marketing))
 }
 
+/// How many recipients one batch of `c` takes: its `batchSize`, or all of them.
+pub fn batch_limit(c: &campaign::Model) -> Option<u64> {
+    c.batch_size.and_then(|n| u64::try_from(n).ok())
+}
+
+/// When the batch after one charged at `now` is due: `interval` minutes later, or never
+/// for a campaign that is not staggered.
+pub fn next_batch_at(interval_min: Option<i32>, now: i64) -> Option<i64> {
+    interval_min.map(|m| now + i64::from(m) * 60_000)
+}
+
 /// The recipients the next batch would take: pending, not yet charged, oldest first.
 pub async fn next_batch(
     conn: &impl ConnectionTrait,

@@ -19,6 +19,7 @@ use wm_core::templates;
 use wm_types::campaigns::{CampaignStatus, STOP_INSUFFICIENT_BALANCE};
 use wm_types::enums::RecipientStatus;
 
+use crate::db::WriteTxn;
 use crate::db::entities::{campaign, contact, phone_number, recipient, template};
 use crate::services::{sending, wallet};
 use crate::state::AppState;
@@ -104,13 +105,30 @@ impl CampaignWorker {
             .await?)
     }
 
+    /// A write transaction holding campaign `id`, if it is still in `status`: between `due`
+    /// listing it and now, a user or another worker may have moved it on.
+    async fn lock_in(
+        &self,
+        id: Uuid,
+        status: CampaignStatus,
+    ) -> anyhow::Result<Option<(WriteTxn, campaign::Model)>> {
+        let txn = self.state.db.write().await?;
+        let c = crate::db::skip_locked(
+            &self.state.db,
+            campaign::Entity::find_by_id(id).filter(campaign::Column::Status.eq(status.as_str())),
+        )
+        .one(&*txn)
+        .await?;
+        Ok(c.map(|c| (txn, c)))
+    }
+
     async fn facts(
         &self,
         conn: &impl sea_orm::ConnectionTrait,
         c: &campaign::Model,
         now: i64,
     ) -> anyhow::Result<Facts> {
-        let limit = c.batch_size.and_then(|n| u64::try_from(n).ok());
+        let limit = sending::batch_limit(c);
         let (_, cost) = sending::price_next_batch(conn, c, limit, now).await?;
         let balance = wallet::balance(conn, c.organization_id).await?;
         Ok(Facts {
@@ -152,15 +170,7 @@ impl CampaignWorker {
             .await?
         {
             let now = self.state.now_ms();
-            let txn = self.state.db.write().await?;
-            let Some(c) = crate::db::skip_locked(
-                &self.state.db,
-                campaign::Entity::find_by_id(id)
-                    .filter(campaign::Column::Status.eq(CampaignStatus::Scheduled.as_str())),
-            )
-            .one(&*txn)
-            .await?
-            else {
+            let Some((txn, c)) = self.lock_in(id, CampaignStatus::Scheduled).await? else {
                 continue;
             };
             let f = self.facts(&*txn, &c, now).await?;
@@ -171,22 +181,17 @@ impl CampaignWorker {
                     continue;
                 }
             };
-            if t.to == CampaignStatus::Paused {
-                self.pause_for_balance(&*txn, &c, now).await?;
-                txn.commit().await?;
-                out.paused += 1;
-                continue;
-            }
-            let limit = c.batch_size.and_then(|n| u64::try_from(n).ok());
-            if sending::charge_next_batch(&*txn, &c, limit, now).await?
-                == sending::Charge::Insufficient
+            let limit = sending::batch_limit(&c);
+            if t.to == CampaignStatus::Paused
+                || sending::charge_next_batch(&*txn, &c, limit, now).await?
+                    == sending::Charge::Insufficient
             {
                 self.pause_for_balance(&*txn, &c, now).await?;
                 txn.commit().await?;
                 out.paused += 1;
                 continue;
             }
-            let next = c.batch_interval_min.map(|m| now + i64::from(m) * 60_000);
+            let next = sending::next_batch_at(c.batch_interval_min, now);
             campaign::Entity::update_many()
                 .col_expr(
                     campaign::Column::Status,
@@ -213,18 +218,10 @@ impl CampaignWorker {
             .await?
         {
             let now = self.state.now_ms();
-            let txn = self.state.db.write().await?;
-            let Some(c) = crate::db::skip_locked(
-                &self.state.db,
-                campaign::Entity::find_by_id(id)
-                    .filter(campaign::Column::Status.eq(CampaignStatus::Sending.as_str())),
-            )
-            .one(&*txn)
-            .await?
-            else {
+            let Some((txn, c)) = self.lock_in(id, CampaignStatus::Sending).await? else {
                 continue;
             };
-            let limit = c.batch_size.and_then(|n| u64::try_from(n).ok());
+            let limit = sending::batch_limit(&c);
             if sending::next_batch(&*txn, &c, Some(1)).await?.is_empty() {
                 // Every batch is charged: nothing more is due.
                 campaign::Entity::update_many()
@@ -247,7 +244,7 @@ impl CampaignWorker {
                     out.paused += 1;
                 }
                 sending::Charge::Queued { .. } => {
-                    let next = c.batch_interval_min.map(|m| now + i64::from(m) * 60_000);
+                    let next = sending::next_batch_at(c.batch_interval_min, now);
                     campaign::Entity::update_many()
                         .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
                         .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
