@@ -47,6 +47,15 @@ fn object_kind() -> Kind {
     Kind::Custom(|v| (!v.is_object()).then(|| "must be an object".to_owned()))
 }
 
+/// 1 to [`MAX_STEPS`] steps, each checked on its own.
+fn steps_kind() -> Kind {
+    Kind::Array {
+        item: Box::new(step_schema()),
+        min: Some(1),
+        max: Some(MAX_STEPS),
+    }
+}
+
 static CREATE: LazyLock<Schema> = LazyLock::new(|| {
     Schema::new()
         .required("name", string_len(1, 120))
@@ -56,14 +65,7 @@ static CREATE: LazyLock<Schema> = LazyLock::new(|| {
         )
         .required("triggerType", one_of(&TriggerType::wire_values()))
         .optional("triggerConfig", object_kind())
-        .required(
-            "steps",
-            Kind::Array {
-                item: Box::new(step_schema()),
-                min: Some(1),
-                max: Some(MAX_STEPS),
-            },
-        )
+        .required("steps", steps_kind())
         .optional("templateKey", string_max(120))
         .required("createdByUserId", Kind::Uuid)
 });
@@ -76,14 +78,7 @@ static UPDATE: LazyLock<Schema> = LazyLock::new(|| {
         )
         .optional_not_null("triggerType", one_of(&TriggerType::wire_values()))
         .optional_not_null("triggerConfig", object_kind())
-        .optional_not_null(
-            "steps",
-            Kind::Array {
-                item: Box::new(step_schema()),
-                min: Some(1),
-                max: Some(MAX_STEPS),
-            },
-        )
+        .optional_not_null("steps", steps_kind())
         .optional("templateKey", string_max(120))
 });
 static LIST: LazyLock<Schema> = LazyLock::new(|| {

@@ -256,6 +256,14 @@ async fn summary(state: &AppState, org: Uuid, active: Condition) -> ApiResult<Co
     })
 }
 
+/// One conversation as the API shows it.
+async fn view(conn: &impl ConnectionTrait, row: conversation::Model) -> ApiResult<Conversation> {
+    views(conn, vec![row])
+        .await?
+        .pop()
+        .ok_or_else(|| ApiError::not_found(NOT_FOUND))
+}
+
 /// `GET /conversations/{id}`.
 pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Conversation> {
     let active = active_channels(state, org).await?;
@@ -265,10 +273,7 @@ pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Conversatio
         .one(&state.db.conn)
         .await?
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
-    views(&state.db.conn, vec![row])
-        .await?
-        .pop()
-        .ok_or_else(|| ApiError::not_found(NOT_FOUND))
+    view(&state.db.conn, row).await
 }
 
 /// The operator's change of status or assignee.
@@ -309,10 +314,7 @@ pub async fn update(
         .one(&state.db.conn)
         .await?
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
-    views(&state.db.conn, vec![row])
-        .await?
-        .pop()
-        .ok_or_else(|| ApiError::not_found(NOT_FOUND))
+    view(&state.db.conn, row).await
 }
 
 /// A contact wrote on a channel: reuses their OPEN conversation there or opens one.
