@@ -8,6 +8,7 @@
 //! - [`contacts`]: contact request schemas and the create/update rules.
 //! - [`admin`]: schemas of the operator API bodies.
 //! - [`campaigns`]: campaign request schemas, audiences, send plans and the state machine.
+//! - [`messaging`]: who may be messaged (opt-out, consent, phone), one rule for every path.
 //! - [`templates`]: template variable positions, their sources and rendering.
 //! - [`pricing`]: the shipped rate card, markets of phone numbers, the UTILITY allowance.
 //! - [`webhooks`]: webhook schemas, URL checks, retry schedule.
@@ -24,6 +25,7 @@ pub mod automations;
 pub mod campaigns;
 pub mod contacts;
 pub mod conversations;
+pub mod messaging;
 pub mod phone;
 pub mod pricing;
 pub mod provider;

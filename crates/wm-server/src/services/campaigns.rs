@@ -12,6 +12,7 @@ use sea_orm::{
 };
 use uuid::Uuid;
 use wm_core::campaigns::{self as rules, Action, AudienceSource, CampaignError, Facts, SendPlan};
+use wm_core::messaging::{Ineligible, messageable};
 use wm_core::phone::Phone;
 use wm_core::pricing::{RateCard, allowance_covered};
 use wm_core::templates;
@@ -677,13 +678,16 @@ pub async fn add_audience(
     let now = state.now_ms();
     let mut rows = Vec::new();
     for m in matched {
-        if m.opted_out || !m.consent_given {
-            result.opted_out += 1;
-            continue;
-        }
-        let Some(phone) = m.primary_phone else {
-            result.without_phone += 1;
-            continue;
+        let phone = match messageable(m.opted_out, m.consent_given, m.primary_phone) {
+            Ok(phone) => phone,
+            Err(Ineligible::NoPhone) => {
+                result.without_phone += 1;
+                continue;
+            }
+            Err(Ineligible::OptedOut | Ineligible::NoConsent) => {
+                result.opted_out += 1;
+                continue;
+            }
         };
         let market = card
             .market_for(&Phone::from_stored(phone.clone()))

@@ -5,6 +5,8 @@
 //! conditional balance update, before the platform is called; unpriceable recipients fail
 //! there, uncharged. Provider results are recorded afterwards; a rejected message is refunded.
 
+use std::collections::{BTreeMap, HashMap};
+
 use chrono::{Datelike, TimeZone, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
@@ -12,6 +14,7 @@ use sea_orm::{
     QueryFilter, QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
+use wm_core::messaging::{Ineligible, messageable};
 use wm_core::pricing::{RateCard, allowance_covered};
 use wm_core::provider::StatusUpdate;
 use wm_types::Money;
@@ -19,7 +22,7 @@ use wm_types::campaigns::{CampaignStatus, LedgerKind, TemplateCategory};
 use wm_types::enums::RecipientStatus;
 use wm_types::events::{CampaignFinishedData, EventKind};
 
-use crate::db::entities::{allowance_usage, campaign, organization, recipient, template};
+use crate::db::entities::{allowance_usage, campaign, contact, organization, recipient, template};
 use crate::db::outbox;
 use crate::services::wallet;
 
@@ -125,15 +128,20 @@ pub struct BatchCost {
     pub priced: Vec<(Uuid, i64, bool)>,
     /// Recipients without a market.
     pub unpriceable: Vec<Uuid>,
+    /// Recipients whose contact may no longer be messaged (opted out or without consent
+    /// since joining the audience): failed, never charged.
+    pub ineligible: Vec<(Uuid, Ineligible)>,
     /// How many the allowance covers.
     pub covered: u64,
 }
 
-/// Prices a batch (the allowance first covers UTILITY messages).
+/// Prices a batch (the allowance first covers UTILITY messages); recipients whose contact
+/// is in `blocked` are set aside uncharged.
 pub fn cost(
     card: &RateCard,
     category: TemplateCategory,
     batch: &[recipient::Model],
+    blocked: &HashMap<Uuid, Ineligible>,
     allowance_left: u64,
 ) -> BatchCost {
     let mut out = BatchCost::default();
@@ -143,6 +151,10 @@ pub fn cost(
         0
     };
     for r in batch {
+        if let Some(why) = blocked.get(&r.contact_id) {
+            out.ineligible.push((r.id, *why));
+            continue;
+        }
         let Some(rate) = r.market.as_deref().and_then(|m| card.market(m)) else {
             out.unpriceable.push(r.id);
             continue;
@@ -158,6 +170,35 @@ pub fn cost(
         }
     }
     out
+}
+
+/// The contacts of `contact_ids` that may not be messaged now, with why (the one rule of
+/// `wm_core::messaging`; a recipient keeps the phone it joined with).
+pub async fn ineligible_contacts(
+    conn: &impl ConnectionTrait,
+    contact_ids: impl IntoIterator<Item = Uuid>,
+) -> Result<HashMap<Uuid, Ineligible>, DbErr> {
+    let mut ids: Vec<Uuid> = contact_ids.into_iter().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut out = HashMap::new();
+    for chunk in ids.chunks(1000) {
+        let rows: Vec<(Uuid, bool, bool)> = contact::Entity::find()
+            .select_only()
+            .column(contact::Column::Id)
+            .column(contact::Column::OptedOut)
+            .column(contact::Column::ConsentGiven)
+            .filter(contact::Column::Id.is_in(chunk.to_vec()))
+            .into_tuple()
+            .all(conn)
+            .await?;
+        for (id, opted_out, consent_given) in rows {
+            if let Err(why) = messageable(opted_out, consent_given, Some(())) {
+                out.insert(id, why);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The organisation's rate card: the shipped one with its overrides.
@@ -210,7 +251,8 @@ pub async fn price_next_batch(
     let card = org
         .as_ref()
         .map_or_else(|| RateCard::shipped().clone(), rate_card);
-    let priced = cost(&card, cat, &batch, left);
+    let blocked = ineligible_contacts(conn, batch.iter().map(|r| r.contact_id)).await?;
+    let priced = cost(&card, cat, &batch, &blocked, left);
     Ok((batch, priced))
 }
 
@@ -218,11 +260,11 @@ pub async fn price_next_batch(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Charge {
     /// Charged; this many recipients are queued for the platform and this many failed
-    /// (unpriceable).
+    /// uncharged.
     Queued {
         /// Queued.
         queued: usize,
-        /// Failed unpriceable.
+        /// Failed uncharged (unpriceable, or the contact may no longer be messaged).
         failed: usize,
     },
     /// The balance does not cover it; nothing changed.
@@ -243,7 +285,7 @@ pub async fn charge_next_batch(
     }
     use_allowance(conn, c.organization_id, now, cost.covered).await?;
     // Group by (price, covered) so a batch is a handful of UPDATEs, not one per recipient.
-    let mut groups: std::collections::BTreeMap<(i64, bool), Vec<Uuid>> = Default::default();
+    let mut groups: BTreeMap<(i64, bool), Vec<Uuid>> = Default::default();
     for (id, price, covered) in &cost.priced {
         groups.entry((*price, *covered)).or_default().push(*id);
     }
@@ -258,22 +300,29 @@ pub async fn charge_next_batch(
                 .await?;
         }
     }
-    for chunk in cost.unpriceable.chunks(500) {
-        recipient::Entity::update_many()
-            .col_expr(
-                recipient::Column::Status,
-                Expr::val(RecipientStatus::Failed.as_str()),
-            )
-            .col_expr(recipient::Column::FailedAt, Expr::val(now))
-            .col_expr(recipient::Column::ErrorMessage, Expr::val(UNPRICEABLE))
-            .col_expr(recipient::Column::QueuedAt, Expr::val(now))
-            .filter(recipient::Column::Id.is_in(chunk.to_vec()))
-            .exec(conn)
-            .await?;
+    let mut uncharged: BTreeMap<&str, Vec<Uuid>> = BTreeMap::new();
+    uncharged.insert(UNPRICEABLE, cost.unpriceable.clone());
+    for (id, why) in &cost.ineligible {
+        uncharged.entry(why.reason()).or_default().push(*id);
+    }
+    for (reason, ids) in uncharged {
+        for chunk in ids.chunks(500) {
+            recipient::Entity::update_many()
+                .col_expr(
+                    recipient::Column::Status,
+                    Expr::val(RecipientStatus::Failed.as_str()),
+                )
+                .col_expr(recipient::Column::FailedAt, Expr::val(now))
+                .col_expr(recipient::Column::ErrorMessage, Expr::val(reason))
+                .col_expr(recipient::Column::QueuedAt, Expr::val(now))
+                .filter(recipient::Column::Id.is_in(chunk.to_vec()))
+                .exec(conn)
+                .await?;
+        }
     }
     Ok(Charge::Queued {
         queued: cost.priced.len(),
-        failed: cost.unpriceable.len(),
+        failed: cost.unpriceable.len() + cost.ineligible.len(),
     })
 }
 

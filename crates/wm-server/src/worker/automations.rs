@@ -12,6 +12,7 @@ use sea_orm::{
 };
 use uuid::Uuid;
 use wm_core::automations::{ContactFacts, FAILURES_TO_PAUSE, condition_holds};
+use wm_core::messaging::messageable;
 use wm_core::phone::Phone;
 use wm_core::provider::{OutboundMessage, SendError};
 use wm_types::Timestamp;
@@ -353,13 +354,9 @@ impl AutomationWorker {
     ) -> Result<Acted, String> {
         let conn = &self.state.db.conn;
         let db = |e: sea_orm::DbErr| e.to_string();
-        if c.opted_out || !c.consent_given {
-            return Ok(Acted::Skipped(
-                "the contact opted out or gave no consent".into(),
-            ));
-        }
-        let Some(phone) = c.primary_phone.clone() else {
-            return Ok(Acted::Skipped("the contact has no phone".into()));
+        let phone = match messageable(c.opted_out, c.consent_given, c.primary_phone.clone()) {
+            Ok(phone) => phone,
+            Err(why) => return Ok(Acted::Skipped(why.reason().into())),
         };
         let org = c.organization_id;
         let tpl = template::Entity::find()

@@ -14,6 +14,7 @@ use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, Quer
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 use wm_core::campaigns::{Action, Facts, transition};
+use wm_core::messaging::messageable;
 use wm_core::provider::{OutboundMessage, SendError};
 use wm_core::templates;
 use wm_types::campaigns::{CampaignStatus, STOP_INSUFFICIENT_BALANCE};
@@ -356,29 +357,34 @@ impl CampaignWorker {
                 .into_iter()
                 .map(|k| (k.id, k))
                 .collect();
-            let messages: Vec<(usize, OutboundMessage)> = batch
-                .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let k = contacts.get(&r.contact_id);
-                    let values = templates::ContactValues {
-                        full_name: k.and_then(|k| k.full_name.as_deref()),
-                        primary_phone: Some(r.phone.as_str()),
-                        primary_email: k.and_then(|k| k.primary_email.as_deref()),
-                        company: k.and_then(|k| k.company.as_deref()),
-                        country: k.and_then(|k| k.country.as_deref()),
-                    };
-                    let message = OutboundMessage {
-                        idempotency_key: r.id.to_string(),
-                        from: sender.number_e164.clone(),
-                        to: r.phone.clone(),
-                        template: tpl.name.clone(),
-                        language: tpl.language.clone(),
-                        body: templates::render(&tpl.body_text, &vars, &values),
-                    };
-                    (i, message)
-                })
-                .collect();
+            // The contact may have opted out since the batch was charged: refunded, not sent.
+            let mut results = Vec::with_capacity(batch.len());
+            let mut messages: Vec<(usize, OutboundMessage)> = Vec::with_capacity(batch.len());
+            for (i, r) in batch.iter().enumerate() {
+                let k = contacts.get(&r.contact_id);
+                if let Some(k) = k
+                    && let Err(why) = messageable(k.opted_out, k.consent_given, Some(()))
+                {
+                    results.push((r, Err(why.reason().to_owned())));
+                    continue;
+                }
+                let values = templates::ContactValues {
+                    full_name: k.and_then(|k| k.full_name.as_deref()),
+                    primary_phone: Some(r.phone.as_str()),
+                    primary_email: k.and_then(|k| k.primary_email.as_deref()),
+                    company: k.and_then(|k| k.company.as_deref()),
+                    country: k.and_then(|k| k.country.as_deref()),
+                };
+                let message = OutboundMessage {
+                    idempotency_key: r.id.to_string(),
+                    from: sender.number_e164.clone(),
+                    to: r.phone.clone(),
+                    template: tpl.name.clone(),
+                    language: tpl.language.clone(),
+                    body: templates::render(&tpl.body_text, &vars, &values),
+                };
+                messages.push((i, message));
+            }
             // Several calls in flight; the per-sender pacer still sets the rate.
             let (state, from) = (self.state.clone(), sender.id);
             let answers: Vec<(usize, Result<String, SendError>)> = futures::stream::iter(messages)
@@ -392,7 +398,6 @@ impl CampaignWorker {
                 .buffer_unordered(SEND_CONCURRENCY)
                 .collect()
                 .await;
-            let mut results = Vec::with_capacity(answers.len());
             for (i, answer) in answers {
                 let r = &batch[i];
                 match answer {

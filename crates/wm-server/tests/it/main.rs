@@ -6,6 +6,7 @@ mod admin;
 mod auth;
 mod automations;
 mod campaigns;
+mod campaigns_eligibility;
 mod client_e2e;
 mod contacts_bulk;
 mod contacts_create;

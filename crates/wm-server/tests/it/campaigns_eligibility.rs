@@ -1,0 +1,194 @@
+//! A contact who opts out or withdraws consent after joining an audience is neither charged
+//! nor sent: at the charge of every batch (now, staggered) and again right before the
+//! platform call (refunded then).
+
+use chrono::Duration;
+use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+use serde_json::{Value, json};
+use wm_server::db::entities::simulated_message;
+
+use crate::campaigns::{balance, campaign_to, contacts, setup, top_up};
+use crate::support::{Org, TestApp};
+
+const OPTED_OUT: &str = "The contact opted out of messaging";
+const NO_CONSENT: &str = "The contact has not given consent to be messaged";
+
+async fn price_of_one(org: &Org<'_>, id: &str) -> f64 {
+    org.get(&format!("/campaigns/{id}/preview-cost"))
+        .await
+        .ok(200)["byMarket"][0]["totalCost"]
+        .as_f64()
+        .unwrap()
+}
+
+async fn phone_of(org: &Org<'_>, contact: &str) -> String {
+    org.get(&format!("/contacts/{contact}")).await.ok(200)["primaryPhone"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn platform_messages_to(app: &TestApp, phone: &str) -> u64 {
+    simulated_message::Entity::find()
+        .filter(simulated_message::Column::Recipient.eq(phone))
+        .count(&app.state.db.conn)
+        .await
+        .unwrap()
+}
+
+fn ledger(w: &Value, kind: &str) -> Vec<f64> {
+    w["recentEntries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == kind)
+        .map(|e| e["amount"].as_f64().unwrap())
+        .collect()
+}
+
+fn reasons(c: &Value) -> Vec<(String, u64)> {
+    c["errorsByReason"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["reason"].as_str().unwrap().to_owned(),
+                e["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn opted_out_or_unconsenting_after_the_audience_is_neither_charged_nor_sent() {
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 3, "t").await;
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
+    let price = price_of_one(&org, &id).await;
+    top_up(&org, 10.0).await;
+    org.patch(&format!("/contacts/{}", ids[1]), json!({"optedOut": true}))
+        .await
+        .ok(200);
+    org.patch(
+        &format!("/contacts/{}", ids[2]),
+        json!({"consent": {"given": false}}),
+    )
+    .await
+    .ok(200);
+    let preview = org
+        .get(&format!("/campaigns/{id}/preview-cost"))
+        .await
+        .ok(200);
+    assert!((preview["estimatedTotal"].as_f64().unwrap() - price).abs() < 1e-9);
+
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    assert!(
+        (10.0 - balance(&org).await - price).abs() < 1e-9,
+        "only the one eligible recipient is charged"
+    );
+    app.send_pass().await;
+    app.send_pass().await;
+    let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
+    assert_eq!(c["status"], "COMPLETED");
+    assert_eq!(c["stats"]["delivered"], 1);
+    assert_eq!(c["stats"]["failed"], 2);
+    let mut r = reasons(&c);
+    r.sort();
+    assert_eq!(
+        r,
+        vec![(NO_CONSENT.to_owned(), 1), (OPTED_OUT.to_owned(), 1)]
+    );
+    let failed = org
+        .get(&format!("/campaigns/{id}/recipients?filter=failed"))
+        .await
+        .ok(200);
+    for rec in failed["data"].as_array().unwrap() {
+        assert_eq!(rec["totalCost"], 0.0);
+        assert!(rec["failedAt"].is_string());
+        assert!(rec["sentAt"].is_null());
+    }
+    for contact in &ids[1..] {
+        let phone = phone_of(&org, contact).await;
+        assert_eq!(platform_messages_to(&app, &phone).await, 0);
+    }
+    let w = org.get("/wallet").await.ok(200);
+    assert_eq!(ledger(&w, "CHARGE").len(), 1);
+    assert!(ledger(&w, "REFUND").is_empty());
+}
+
+#[tokio::test]
+async fn each_staggered_batch_re_checks_its_recipients() {
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 20, "t").await;
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
+    let price = price_of_one(&org, &id).await;
+    top_up(&org, 100.0).await;
+    org.post(
+        &format!("/campaigns/{id}/send"),
+        json!({"when": "staggered", "batchSize": 10, "batchIntervalMin": 5}),
+    )
+    .await
+    .ok(200);
+    assert_eq!(app.send_pass().await.sent, 10);
+    // The second batch is the ten newest recipients; one of them opts out meanwhile.
+    let recipients = org
+        .get(&format!("/campaigns/{id}/recipients?filter=pending&pageSize=100"))
+        .await
+        .ok(200);
+    let waiting = recipients["data"][0]["contact"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    org.patch(&format!("/contacts/{waiting}"), json!({"optedOut": true}))
+        .await
+        .ok(200);
+    app.clock.advance(Duration::minutes(5));
+    let out = app.send_pass().await;
+    assert_eq!((out.batches, out.sent), (1, 9));
+    let w = org.get("/wallet").await.ok(200);
+    let mut charges = ledger(&w, "CHARGE");
+    charges.sort_by(f64::total_cmp);
+    assert!((charges[0] + 10.0 * price).abs() < 1e-9, "{charges:?}");
+    assert!((charges[1] + 9.0 * price).abs() < 1e-9, "{charges:?}");
+    app.send_pass().await;
+    let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
+    assert_eq!(c["status"], "COMPLETED");
+    assert_eq!(reasons(&c), vec![(OPTED_OUT.to_owned(), 1)]);
+    let phone = phone_of(&org, &waiting).await;
+    assert_eq!(platform_messages_to(&app, &phone).await, 0);
+}
+
+#[tokio::test]
+async fn an_opt_out_between_the_charge_and_the_platform_call_is_refunded() {
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 2, "t").await;
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
+    let price = price_of_one(&org, &id).await;
+    top_up(&org, 10.0).await;
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    // Charged for both; one opts out before the worker calls the platform.
+    org.patch(&format!("/contacts/{}", ids[0]), json!({"optedOut": true}))
+        .await
+        .ok(200);
+    let out = app.send_pass().await;
+    assert_eq!((out.sent, out.rejected), (1, 1));
+    let w = org.get("/wallet").await.ok(200);
+    assert_eq!(ledger(&w, "REFUND").len(), 1);
+    assert!((10.0 - w["balance"].as_f64().unwrap() - price).abs() < 1e-9);
+    let phone = phone_of(&org, &ids[0]).await;
+    assert_eq!(platform_messages_to(&app, &phone).await, 0);
+    app.send_pass().await;
+    let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
+    assert_eq!(reasons(&c), vec![(OPTED_OUT.to_owned(), 1)]);
+}
