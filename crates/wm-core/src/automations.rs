@@ -257,10 +257,37 @@ pub fn condition_holds(step: &Step, facts: &ContactFacts) -> bool {
     }
 }
 
+/// The automation's `templateKey` (always a string): the one the operator gave, else the
+/// template name of its first SEND_TEMPLATE step, else `""` for a flow that sends none.
+pub fn template_key(given: Option<&str>, steps: &[Step]) -> String {
+    if let Some(k) = given.map(str::trim).filter(|k| !k.is_empty()) {
+        return k.to_owned();
+    }
+    steps
+        .iter()
+        .find(|s| s.step_type == StepType::Action && s.config.kind == StepKind::SendTemplate)
+        .and_then(|s| s.config.value.as_str())
+        .map(|v| v.trim().to_owned())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn template_key_is_given_or_the_first_template_sent() {
+        let steps = vec![
+            step(StepType::Action, StepKind::AddTag, json!("vip")),
+            step(StepType::Action, StepKind::SendTemplate, json!("welcome")),
+            step(StepType::Action, StepKind::SendTemplate, json!("later")),
+        ];
+        assert_eq!(template_key(Some("promo"), &steps), "promo");
+        assert_eq!(template_key(None, &steps), "welcome");
+        assert_eq!(template_key(Some("  "), &steps), "welcome");
+        assert_eq!(template_key(None, &steps[..1]), "");
+    }
 
     fn step(t: StepType, k: StepKind, v: Value) -> Step {
         Step {

@@ -27,7 +27,11 @@ impl Ineligible {
 /// Whether a contact may be messaged, and at which phone: not opted out, consent given, and
 /// a phone. Opt-out is checked first, then consent, then the phone (the audience counts
 /// follow this order). Callers that hold a recipient's phone snapshot pass `Some(())`.
-pub fn messageable<P>(opted_out: bool, consent_given: bool, phone: Option<P>) -> Result<P, Ineligible> {
+pub fn messageable<P>(
+    opted_out: bool,
+    consent_given: bool,
+    phone: Option<P>,
+) -> Result<P, Ineligible> {
     if opted_out {
         Err(Ineligible::OptedOut)
     } else if !consent_given {

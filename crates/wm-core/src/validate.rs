@@ -131,8 +131,11 @@ impl Schema {
     }
 
     /// Validates (and normalises in place) a JSON value; returns every failure message.
+    /// A string anywhere in it that holds U+0000 is refused, naming its field: no database
+    /// stores it alike (PostgreSQL refuses it, SQLite keeps it), so neither takes it.
     pub fn check(&self, value: &mut Value) -> Result<(), Vec<String>> {
         let mut errors = Vec::new();
+        nul_messages(value, "", &mut errors);
         match value {
             Value::Object(map) => self.check_object(map, "", &mut errors),
             _ => errors.push("request body must be a JSON object".to_owned()),
@@ -201,6 +204,44 @@ impl Schema {
             }
         }
         Value::Object(map)
+    }
+}
+
+/// One message per field whose string value (or any string inside it) holds U+0000, and per
+/// property name that does.
+fn nul_messages(value: &Value, path: &str, errors: &mut Vec<String>) {
+    let nul = |s: &str| s.contains('\0');
+    match value {
+        Value::String(s) if nul(s) => {
+            let field = if path.is_empty() {
+                "request body"
+            } else {
+                path
+            };
+            let m = format!("{field} must not contain a NUL character");
+            if !errors.contains(&m) {
+                errors.push(m);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| nul_messages(v, path, errors)),
+        Value::Object(map) => {
+            for (k, v) in map {
+                let child = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                if nul(k) {
+                    errors.push(format!(
+                        "property {} must not contain a NUL character",
+                        child.escape_debug()
+                    ));
+                    continue;
+                }
+                nul_messages(v, &child, errors);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -564,10 +605,13 @@ pub mod kinds {
     }
 }
 
+/// The highest `page` any list accepts (see [`wm_types::common::MAX_PAGE`]).
+pub const MAX_PAGE: i64 = wm_types::common::MAX_PAGE as i64;
+
 /// The `page` and `pageSize` fields every paginated query has.
 pub fn with_paging(schema: Schema) -> Schema {
     schema
-        .optional("page", kinds::int(Some(1), None))
+        .optional("page", kinds::int(Some(1), Some(MAX_PAGE)))
         .optional("pageSize", kinds::int(Some(1), Some(100)))
 }
 
@@ -668,15 +712,44 @@ mod tests {
             e,
             vec![
                 "page must not be less than 1",
+                "page must not be greater than 1000000",
                 "page must be an integer number",
                 "pageSize must not be greater than 100"
             ]
+        );
+        let mut v = s.query_value(&pairs(&[("page", "92233720368547760")]));
+        assert_eq!(
+            s.check(&mut v).unwrap_err(),
+            vec!["page must not be greater than 1000000"]
         );
         let mut v = s.query_value(&pairs(&[("q", "a"), ("q", "b")]));
         assert!(
             s.check(&mut v)
                 .unwrap_err()
                 .contains(&"q must be a string".to_owned())
+        );
+    }
+
+    #[test]
+    fn nul_characters_are_refused_wherever_they_are() {
+        let e = errors(json!({
+            "name": "o\u{0}k", "tags": ["a", "b\u{0}"], "consent": {"given": true, "x\u{0}": 1}
+        }));
+        assert!(
+            e.contains(&"name must not contain a NUL character".to_owned()),
+            "{e:?}"
+        );
+        assert!(
+            e.contains(&"tags must not contain a NUL character".to_owned()),
+            "{e:?}"
+        );
+        assert!(
+            e.contains(&"property consent.x\\0 must not contain a NUL character".to_owned()),
+            "{e:?}"
+        );
+        assert!(
+            errors(json!({"name": "ok", "fullName": "a\u{0}b"}))
+                .contains(&"fullName must not contain a NUL character".to_owned())
         );
     }
 

@@ -74,6 +74,62 @@ impl<S: RequiredScope, St: Send + Sync> FromRequestParts<St> for Authed<S> {
     }
 }
 
+/// Whether a `Content-Type` names JSON (`application/json` or `application/*+json`, any
+/// parameters such as `charset`).
+fn is_json_type(value: &str) -> bool {
+    let essence = value.split(';').next().unwrap_or_default().trim();
+    let Some((kind, sub)) = essence.split_once('/') else {
+        return false;
+    };
+    kind.eq_ignore_ascii_case("application")
+        && (sub.eq_ignore_ascii_case("json") || sub.to_ascii_lowercase().ends_with("+json"))
+}
+
+/// Reads a request body as JSON. An empty (or blank) body is `{}`; a non-empty one must say
+/// it is JSON (415 otherwise) and parse (400 otherwise); a body that arrives too slowly is
+/// a 408 (the server's request-body timeout).
+async fn json_body<S: Send + Sync>(req: Request, state: &S) -> Result<serde_json::Value, ApiError> {
+    let content_type = req
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .map(|v| v.to_str().map(str::to_owned).unwrap_or_default());
+    let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+        if is_timeout(&e) {
+            ApiError::business(
+                StatusCode::REQUEST_TIMEOUT,
+                None,
+                "The request body did not arrive in time.",
+            )
+        } else {
+            ApiError::invalid(format!("request body could not be read: {e}"))
+        }
+    })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(serde_json::Value::Object(Default::default()));
+    }
+    if !content_type.as_deref().is_some_and(is_json_type) {
+        return Err(ApiError::business(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
+            "Request bodies must be JSON, sent with Content-Type: application/json.",
+        ));
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::invalid(format!("request body is not valid JSON: {e}")))
+}
+
+/// Whether a body-read failure was the request-body timeout (tower-http's `TimeoutBody`).
+fn is_timeout(e: &axum::extract::rejection::BytesRejection) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if err.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        source = err.source();
+    }
+    false
+}
+
 /// A JSON body checked against `T`'s schema. An empty body counts as `{}`.
 pub struct ValidatedJson<T>(pub T);
 
@@ -81,18 +137,26 @@ impl<T: Validated, S: Send + Sync> FromRequest<S> for ValidatedJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|e| ApiError::invalid(format!("request body could not be read: {e}")))?;
-        let value = if bytes.iter().all(u8::is_ascii_whitespace) {
-            serde_json::Value::Object(Default::default())
-        } else {
-            serde_json::from_slice(&bytes)
-                .map_err(|e| ApiError::invalid(format!("request body is not valid JSON: {e}")))?
-        };
+        let value = json_body(req, state).await?;
         wm_core::validate::parse_value(T::schema(), value)
             .map(ValidatedJson)
             .map_err(ApiError::Validation)
+    }
+}
+
+/// For routes that take no body (`pause`, `resume`, deletes, …): no body or `{}` is
+/// accepted; any property is refused as an unknown field, as on every other route.
+pub struct NoBody;
+
+impl<S: Send + Sync> FromRequest<S> for NoBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        static EMPTY: std::sync::LazyLock<wm_core::validate::Schema> =
+            std::sync::LazyLock::new(wm_core::validate::Schema::new);
+        let mut value = json_body(req, state).await?;
+        EMPTY.check(&mut value).map_err(ApiError::Validation)?;
+        Ok(NoBody)
     }
 }
 

@@ -73,6 +73,7 @@ pub fn router(state: AppState) -> Router {
         .route("/docs", get(docs))
         .merge(api)
         .merge(admin)
+        .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response_body()
@@ -98,6 +99,16 @@ async fn health() -> Json<serde_json::Value> {
 
 async fn not_found() -> ApiError {
     ApiError::business(StatusCode::NOT_FOUND, None, "Route not found")
+}
+
+/// A known path with a method it does not have: 405 in the business-error shape (axum adds
+/// the `Allow` header listing the methods it has).
+async fn method_not_allowed(method: axum::http::Method) -> ApiError {
+    ApiError::business(
+        StatusCode::METHOD_NOT_ALLOWED,
+        None,
+        format!("Method {method} is not allowed on this route"),
+    )
 }
 
 impl ApiError {

@@ -97,8 +97,9 @@ pub struct Automation {
     pub failure_count: u32,
     /// Last run.
     pub last_run_at: Option<Timestamp>,
-    /// The template the automation is built around.
-    pub template_key: Option<String>,
+    /// The template the automation is built around: the operator's `templateKey`, else the
+    /// template name of its first SEND_TEMPLATE step, else `""`.
+    pub template_key: String,
     /// Creation time.
     pub created_at: Timestamp,
     /// Last change.
@@ -216,9 +217,11 @@ pub struct LogsQuery {
     pub result: Option<String>,
     /// Page.
     #[serde(default)]
+    #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
     pub page: Option<u64>,
     /// Page size.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub page_size: Option<u64>,
 }
 

@@ -327,9 +327,11 @@ pub struct ListCampaignsQuery {
     pub days: Option<u32>,
     /// Page.
     #[serde(default)]
+    #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
     pub page: Option<u64>,
     /// Page size.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub page_size: Option<u64>,
 }
 
@@ -428,9 +430,11 @@ pub struct RecipientsQuery {
     pub filter: Option<String>,
     /// Page.
     #[serde(default)]
+    #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
     pub page: Option<u64>,
     /// Page size.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub page_size: Option<u64>,
 }
 

@@ -100,8 +100,10 @@ impl JsonSchema for Money {
 #[serde(rename_all = "camelCase")]
 pub struct PageMeta {
     /// 1-based page number.
+    #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
     pub page: u64,
     /// Items per page (1–100).
+    #[schemars(range(min = 1, max = 100))]
     pub page_size: u64,
     /// Items across all pages.
     pub total: u64,
@@ -130,15 +132,21 @@ pub struct Page<T> {
     pub meta: PageMeta,
 }
 
+/// The highest `page` any list accepts (100 million rows at `pageSize` 100), so page
+/// arithmetic cannot overflow and a deep page is a clear 400.
+pub const MAX_PAGE: u64 = 1_000_000;
+
 /// Query of the plain paginated endpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PageQuery {
     /// 1-based page, default 1.
     #[serde(default = "default_page")]
+    #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
     pub page: u64,
     /// Items per page, 1–100, default 20.
     #[serde(default = "default_page_size")]
+    #[schemars(range(min = 1, max = 100))]
     pub page_size: u64,
 }
 

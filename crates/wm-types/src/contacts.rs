@@ -532,9 +532,11 @@ pub struct ListContactsQuery {
     pub ids: Option<Vec<Uuid>>,
     /// Page, default 1.
     #[serde(default)]
+    #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
     pub page: Option<u64>,
     /// Page size, 1–100, default 20.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub page_size: Option<u64>,
 }
 
@@ -617,9 +619,11 @@ pub enum TimelineFilter {
 pub struct TimelineQuery {
     /// Page, default 1.
     #[serde(default)]
+    #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
     pub page: Option<u64>,
     /// Page size, 1–100, default 20.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub page_size: Option<u64>,
     /// Entry type filter.
     #[serde(default, rename = "type")]

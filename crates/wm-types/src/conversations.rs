@@ -135,9 +135,11 @@ pub struct ListConversationsQuery {
     pub q: Option<String>,
     /// Page.
     #[serde(default)]
+    #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
     pub page: Option<u64>,
     /// Page size.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub page_size: Option<u64>,
 }
 

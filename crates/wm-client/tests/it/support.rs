@@ -423,7 +423,7 @@ pub fn automation(n: u128) -> Automation {
         paused_reason: None,
         failure_count: 0,
         last_run_at: None,
-        template_key: Some("welcome".into()),
+        template_key: "welcome".into(),
         created_at: at(),
         updated_at: at(),
         trigger_label: "When a contact enters the stage Customer".into(),

@@ -12,7 +12,7 @@ use super::{list_in_org, org_of};
 use crate::db::entities::api_key;
 use crate::db::tenant::find_in_org;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{NoQuery, ValidatedJson, path_id};
+use crate::extract::{NoBody, NoQuery, ValidatedJson, path_id};
 use crate::services::organizations as svc;
 use crate::state::AppState;
 use crate::views::api_key_view;
@@ -67,6 +67,7 @@ async fn revoke(
     State(s): State<AppState>,
     Path((org, id)): Path<(String, String)>,
     _: NoQuery,
+    _: NoBody,
 ) -> ApiResult<Json<ApiKey>> {
     let org = org_of(&s, &org).await?;
     let id = path_id(&id, "API key")?;

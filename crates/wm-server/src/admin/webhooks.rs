@@ -12,7 +12,7 @@ use wm_types::webhooks::{CreateWebhook, Delivery, UpdateWebhook, Webhook, Webhoo
 
 use super::org_of;
 use crate::error::ApiResult;
-use crate::extract::{NoQuery, ValidatedJson, ValidatedQuery, path_id};
+use crate::extract::{NoBody, NoQuery, ValidatedJson, ValidatedQuery, path_id};
 use crate::services::webhooks as svc;
 use crate::state::AppState;
 
@@ -76,6 +76,7 @@ async fn remove(
     State(s): State<AppState>,
     Path((org, id)): Path<(String, String)>,
     _: NoQuery,
+    _: NoBody,
 ) -> ApiResult<Json<Deleted>> {
     let org = org_of(&s, &org).await?;
     Ok(Json(svc::delete(&s, org, path_id(&id, WHAT)?).await?))
@@ -96,6 +97,7 @@ async fn retry(
     State(s): State<AppState>,
     Path((org, id, delivery)): Path<(String, String, String)>,
     _: NoQuery,
+    _: NoBody,
 ) -> ApiResult<(StatusCode, Json<Delivery>)> {
     let org = org_of(&s, &org).await?;
     let (id, delivery) = (path_id(&id, WHAT)?, path_id(&delivery, "Delivery")?);

@@ -562,7 +562,7 @@ pub async fn list(
         .filter(cats.tab(tab))
         .order_by_desc(contact::Column::CreatedAt)
         .order_by_desc(contact::Column::Id)
-        .offset((page - 1).saturating_mul(page_size))
+        .offset(crate::db::offset(page, page_size))
         .limit(page_size)
         .all(conn)
         .await?;

@@ -40,6 +40,15 @@ pub fn like_contains(text: &str) -> sea_orm::sea_query::LikeExpr {
     sea_orm::sea_query::LikeExpr::new(format!("%{escaped}%")).escape('\\')
 }
 
+/// The row offset of a 1-based page. It saturates and stays within `i64` (both databases
+/// take a signed 64-bit offset), so no page number can overflow the arithmetic or the
+/// query builder; the validator bounds `page` long before that.
+pub fn offset(page: u64, page_size: u64) -> u64 {
+    page.saturating_sub(1)
+        .saturating_mul(page_size)
+        .min(i64::MAX as u64)
+}
+
 /// `FOR UPDATE SKIP LOCKED` on PostgreSQL, so workers on several replicas never claim the
 /// same rows; SQLite has one writer at a time anyway.
 pub fn skip_locked<S: sea_orm::QuerySelect>(db: &Db, q: S) -> S {

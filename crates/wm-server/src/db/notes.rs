@@ -52,7 +52,7 @@ pub async fn page(
     let rows = q
         .order_by_desc(note::Column::CreatedAt)
         .order_by_desc(note::Column::Id)
-        .offset((page - 1) * page_size)
+        .offset(crate::db::offset(page, page_size))
         .limit(page_size)
         .all(conn)
         .await?;

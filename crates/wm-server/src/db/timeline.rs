@@ -139,7 +139,7 @@ pub async fn page(
     q.order_by(Alias::new("at"), Order::Desc)
         .order_by(Alias::new("id"), Order::Desc)
         .limit(page_size)
-        .offset((page - 1).saturating_mul(page_size));
+        .offset(crate::db::offset(page, page_size));
     let rows = Row::find_by_statement(StatementBuilder::build(&q, &conn.get_database_backend()))
         .all(conn)
         .await?;

@@ -13,7 +13,7 @@ use wm_types::campaigns::{
 
 use crate::error::ApiResult;
 use crate::extract::{
-    Authed, CampaignsRead, CampaignsWrite, NoQuery, ValidatedJson, ValidatedQuery, path_id,
+    Authed, CampaignsRead, CampaignsWrite, NoBody, NoQuery, ValidatedJson, ValidatedQuery, path_id,
 };
 use crate::services::campaigns as svc;
 use crate::state::AppState;
@@ -116,6 +116,7 @@ async fn pause(
     auth: Authed<CampaignsWrite>,
     Path(id): Path<String>,
     _: NoQuery,
+    _: NoBody,
 ) -> ApiResult<Json<Campaign>> {
     Ok(Json(
         svc::pause(&s, auth.org_id, path_id(&id, WHAT)?).await?,
@@ -127,6 +128,7 @@ async fn resume(
     auth: Authed<CampaignsWrite>,
     Path(id): Path<String>,
     _: NoQuery,
+    _: NoBody,
 ) -> ApiResult<Json<Campaign>> {
     Ok(Json(
         svc::resume(&s, auth.org_id, path_id(&id, WHAT)?).await?,
@@ -138,6 +140,7 @@ async fn duplicate(
     auth: Authed<CampaignsWrite>,
     Path(id): Path<String>,
     _: NoQuery,
+    _: NoBody,
 ) -> ApiResult<(StatusCode, Json<Campaign>)> {
     Ok((
         StatusCode::CREATED,

@@ -13,7 +13,7 @@ use wm_types::contacts::{
 
 use crate::error::ApiResult;
 use crate::extract::{
-    Authed, ContactsRead, ContactsWrite, NoQuery, ValidatedJson, ValidatedQuery, path_id,
+    Authed, ContactsRead, ContactsWrite, NoBody, NoQuery, ValidatedJson, ValidatedQuery, path_id,
 };
 use crate::services::contacts as svc;
 use crate::state::AppState;
@@ -86,6 +86,7 @@ async fn remove(
     auth: Authed<ContactsWrite>,
     Path(id): Path<String>,
     _: NoQuery,
+    _: NoBody,
 ) -> ApiResult<Json<Deleted>> {
     svc::delete(&s, auth.org_id, path_id(&id, WHAT)?).await?;
     Ok(Json(Deleted { deleted: true }))

@@ -12,7 +12,7 @@ use wm_types::webhooks::{CreateWebhook, Delivery, UpdateWebhook, Webhook, Webhoo
 
 use crate::error::ApiResult;
 use crate::extract::{
-    Authed, NoQuery, ValidatedJson, ValidatedQuery, WebhooksRead, WebhooksWrite, path_id,
+    Authed, NoBody, NoQuery, ValidatedJson, ValidatedQuery, WebhooksRead, WebhooksWrite, path_id,
 };
 use crate::services::webhooks as svc;
 use crate::state::AppState;
@@ -74,6 +74,7 @@ async fn remove(
     auth: Authed<WebhooksWrite>,
     Path(id): Path<String>,
     _: NoQuery,
+    _: NoBody,
 ) -> ApiResult<Json<Deleted>> {
     Ok(Json(
         svc::delete(&s, auth.org_id, path_id(&id, WHAT)?).await?,
@@ -96,6 +97,7 @@ async fn retry(
     auth: Authed<WebhooksWrite>,
     Path((id, delivery)): Path<(String, String)>,
     _: NoQuery,
+    _: NoBody,
 ) -> ApiResult<(StatusCode, Json<Delivery>)> {
     let (id, delivery) = (path_id(&id, WHAT)?, path_id(&delivery, "Delivery")?);
     Ok((

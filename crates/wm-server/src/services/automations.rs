@@ -46,6 +46,7 @@ fn view(a: automation::Model, runs7d: u64) -> Automation {
     let steps = steps_of(&a);
     let config = config_of(&a);
     let trigger = trigger_of(&a);
+    let template_key = wm_core::automations::template_key(a.template_key.as_deref(), &steps);
     Automation {
         id: a.id,
         organization_id: a.organization_id,
@@ -60,7 +61,7 @@ fn view(a: automation::Model, runs7d: u64) -> Automation {
         paused_reason: a.paused_reason,
         failure_count: u32::try_from(a.failure_count).unwrap_or(0),
         last_run_at: a.last_run_at.map(Timestamp::from_millis),
-        template_key: a.template_key,
+        template_key,
         created_at: Timestamp::from_millis(a.created_at),
         updated_at: Timestamp::from_millis(a.updated_at),
         runs7d,
@@ -259,7 +260,7 @@ pub async fn logs(
     let rows = sel
         .order_by_desc(automation_run::Column::StartedAt)
         .order_by_desc(automation_run::Column::Id)
-        .offset((page - 1).saturating_mul(page_size))
+        .offset(crate::db::offset(page, page_size))
         .limit(page_size)
         .all(conn)
         .await?;

@@ -450,7 +450,7 @@ pub async fn list(state: &AppState, org: Uuid, q: &ListCampaignsQuery) -> ApiRes
         .filter(tab_condition(org, &tab))
         .order_by_desc(campaign::Column::CreatedAt)
         .order_by_desc(campaign::Column::Id)
-        .offset((page - 1).saturating_mul(page_size))
+        .offset(crate::db::offset(page, page_size))
         .limit(page_size)
         .all(conn)
         .await?;
@@ -552,7 +552,7 @@ pub async fn recipients(
     let rows = sel
         .order_by_asc(recipient::Column::CreatedAt)
         .order_by_asc(recipient::Column::Id)
-        .offset((page - 1).saturating_mul(page_size))
+        .offset(crate::db::offset(page, page_size))
         .limit(page_size)
         .all(conn)
         .await?;

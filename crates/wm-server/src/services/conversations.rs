@@ -183,7 +183,7 @@ pub async fn list(
         .filter(base.add(tab(&filter, auth.user_id)))
         .order_by_desc(conversation::Column::UpdatedAt)
         .order_by_desc(conversation::Column::Id)
-        .offset((page - 1).saturating_mul(page_size))
+        .offset(crate::db::offset(page, page_size))
         .limit(page_size)
         .all(conn)
         .await?;

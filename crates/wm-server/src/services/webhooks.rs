@@ -281,7 +281,7 @@ pub async fn deliveries(
     let rows = q
         .order_by_desc(webhook_delivery::Column::CreatedAt)
         .order_by_desc(webhook_delivery::Column::Id)
-        .offset((page.page - 1).saturating_mul(page.page_size))
+        .offset(crate::db::offset(page.page, page.page_size))
         .limit(page.page_size)
         .all(&state.db.conn)
         .await?;

@@ -341,7 +341,9 @@ impl WebhookWorker {
             }
         }
         kept.truncate(RESPONSE_KEEP);
-        Ok((status, String::from_utf8_lossy(&kept).into_owned()))
+        // Kept as text on both databases: PostgreSQL refuses U+0000 in text.
+        let text = String::from_utf8_lossy(&kept).replace('\0', "\u{FFFD}");
+        Ok((status, text))
     }
 
     #[allow(clippy::too_many_arguments)]

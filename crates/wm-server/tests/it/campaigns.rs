@@ -100,7 +100,12 @@ pub(crate) async fn campaign(org: &Org<'_>, s: &Setup, template: &str) -> String
 }
 
 /// A campaign on `template` whose audience is `ids`.
-pub(crate) async fn campaign_to(org: &Org<'_>, s: &Setup, template: &str, ids: &[String]) -> String {
+pub(crate) async fn campaign_to(
+    org: &Org<'_>,
+    s: &Setup,
+    template: &str,
+    ids: &[String],
+) -> String {
     let id = campaign(org, s, template).await;
     org.post(
         &format!("/campaigns/{id}/recipients"),

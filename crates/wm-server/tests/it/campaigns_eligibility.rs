@@ -139,7 +139,9 @@ async fn each_staggered_batch_re_checks_its_recipients() {
     assert_eq!(app.send_pass().await.sent, 10);
     // The second batch is the ten newest recipients; one of them opts out meanwhile.
     let recipients = org
-        .get(&format!("/campaigns/{id}/recipients?filter=pending&pageSize=100"))
+        .get(&format!(
+            "/campaigns/{id}/recipients?filter=pending&pageSize=100"
+        ))
         .await
         .ok(200);
     let waiting = recipients["data"][0]["contact"]["id"]

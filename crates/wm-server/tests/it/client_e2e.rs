@@ -1423,7 +1423,7 @@ async fn conversations_and_automations_through_the_client() {
     assert_eq!(a.steps.len(), 4);
     assert_eq!(a.steps[0].step_type, StepType::Wait);
     assert_eq!(a.steps_summary.len(), 4);
-    assert_eq!(a.template_key.as_deref(), Some("welcome"));
+    assert_eq!(a.template_key, "welcome");
     assert_eq!(
         (a.created_by_user_id, a.failure_count, a.runs7d),
         (me, 0, 0)

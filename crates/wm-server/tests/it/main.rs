@@ -13,6 +13,7 @@ mod contacts_create;
 mod contacts_delete;
 mod contacts_list;
 mod contacts_update;
+mod contract;
 mod conversations;
 mod events;
 mod identities;
