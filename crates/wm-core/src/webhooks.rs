@@ -72,16 +72,46 @@ pub fn next_delay(schedule: &[Duration], attempts_made: u32) -> Option<Duration>
 }
 
 /// Whether an address is one a webhook may not reach: loopback, private, link-local,
-/// unspecified, CGNAT, multicast, broadcast, documentation and unique-local ranges
-/// (IPv4-mapped IPv6 addresses are judged as IPv4).
+/// unspecified, CGNAT, multicast, broadcast, documentation, site-local and unique-local
+/// ranges. An IPv6 address that carries an IPv4 address (IPv4-mapped, IPv4-compatible,
+/// NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4 `2002::/16`) is judged by that IPv4
+/// address; Teredo (`2001::/32`), whose embedded address is obfuscated, is refused.
 pub fn is_forbidden_ip(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => forbidden_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+        IpAddr::V6(v6) => match embedded_v4(v6) {
             Some(v4) => forbidden_v4(v4),
             None => forbidden_v6(v6),
         },
     }
+}
+
+/// The IPv4 address an IPv6 address carries, by the transition scheme its prefix names.
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let last32 = || Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return Some(v4);
+    }
+    // IPv4-compatible `::a.b.c.d` (deprecated, still routed by some stacks); `::` and `::1`
+    // are left to the IPv6 rules.
+    if s[..6] == [0; 6] && !ip.is_unspecified() && !ip.is_loopback() {
+        return Some(last32());
+    }
+    // NAT64 well-known prefix and local-use prefix (RFC 6052, RFC 8215).
+    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) {
+        return Some(last32());
+    }
+    // 6to4: `2002:AABB:CCDD::/48` carries AA.BB.CC.DD.
+    if s[0] == 0x2002 {
+        return Some(Ipv4Addr::new(
+            (s[1] >> 8) as u8,
+            s[1] as u8,
+            (s[2] >> 8) as u8,
+            s[2] as u8,
+        ));
+    }
+    None
 }
 
 fn forbidden_v4(ip: Ipv4Addr) -> bool {
@@ -100,13 +130,15 @@ fn forbidden_v4(ip: Ipv4Addr) -> bool {
 }
 
 fn forbidden_v6(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
+    let [first, second, ..] = ip.segments();
     ip.is_loopback()
         || ip.is_unspecified()
         || ip.is_multicast()
-        || (first & 0xfe00) == 0xfc00
-        || (first & 0xffc0) == 0xfe80
-        || first == 0x2001 && ip.segments()[1] == 0x0db8
+        || (first & 0xfe00) == 0xfc00 // unique-local
+        || (first & 0xffc0) == 0xfe80 // link-local
+        || (first & 0xffc0) == 0xfec0 // site-local (deprecated, still private)
+        || (first == 0x2001 && second == 0x0db8) // documentation
+        || (first == 0x2001 && second == 0) // Teredo
 }
 
 /// A target URL split into what the checks need.
@@ -209,6 +241,24 @@ mod tests {
             "255.255.255.255",
         ] {
             assert!(is_forbidden_ip(bad.parse().unwrap()), "{bad}");
+        }
+        // IPv6 forms that wrap a refused IPv4 address, and site-local.
+        for bad in [
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "64:ff9b::127.0.0.1",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::10.1.1.1",
+            "2002:c0a8:0101::1",
+            "2002:7f00:1::",
+            "fec0::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+        ] {
+            assert!(is_forbidden_ip(bad.parse().unwrap()), "{bad}");
+        }
+        // The same wrappers around public addresses are fine.
+        for ok in ["64:ff9b::8.8.8.8", "2002:0808:0808::1", "::ffff:8.8.8.8"] {
+            assert!(!is_forbidden_ip(ok.parse().unwrap()), "{ok}");
         }
         for ok in ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111"] {
             assert!(!is_forbidden_ip(ok.parse().unwrap()), "{ok}");

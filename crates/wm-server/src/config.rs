@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use clap::builder::BoolishValueParser;
 use clap::{Args, Parser, Subcommand};
 
 /// `wm-server`: the wm reference server.
@@ -53,9 +54,27 @@ pub struct ServeArgs {
     /// Webhook retry delays, comma-separated (`30s`, `1m`, `2h`).
     #[arg(long, env = "WM_WEBHOOK_RETRY_SCHEDULE", default_value = "1m,5m,30m,2h,12h", value_parser = parse_schedule)]
     pub webhook_retry_schedule: Schedule,
-    /// Allow http:// and private/loopback webhook targets (development only).
-    #[arg(long, env = "WM_ALLOW_INSECURE_WEBHOOKS", default_value_t = false)]
+    /// Allow http:// and private/loopback webhook targets (development only). Takes
+    /// 1/0, true/false, yes/no, on/off.
+    #[arg(long, env = "WM_ALLOW_INSECURE_WEBHOOKS", default_value_t = false,
+          num_args = 0..=1, default_missing_value = "true", value_parser = BoolishValueParser::new())]
     pub allow_insecure_webhooks: bool,
+    /// A client must send a request's whole header within this time.
+    #[arg(long, env = "WM_HEADER_READ_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub header_read_timeout: Duration,
+    /// A keep-alive connection with no request for this long is closed.
+    #[arg(long, env = "WM_IDLE_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
+    pub idle_timeout: Duration,
+    /// A request body must arrive whole within this time (408 otherwise).
+    #[arg(long, env = "WM_REQUEST_BODY_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
+    pub request_body_timeout: Duration,
+    /// Connections held at once; at the cap the longest-idle one is closed (kept below the
+    /// file-descriptor limit).
+    #[arg(long, env = "WM_MAX_CONNECTIONS", default_value_t = 4096)]
+    pub max_connections: usize,
+    /// Requests handled at once; beyond it 503 (`/health` is exempt).
+    #[arg(long, env = "WM_MAX_IN_FLIGHT", default_value_t = 1024)]
+    pub max_in_flight: usize,
     /// Messaging provider.
     #[arg(long, env = "WM_PROVIDER", default_value = "simulated", value_parser = ["simulated"])]
     pub provider: String,
@@ -67,37 +86,55 @@ pub struct ServeArgs {
     pub demo: bool,
 }
 
+impl ServeArgs {
+    /// The listener's limits.
+    pub fn limits(&self) -> crate::listener::Limits {
+        crate::listener::Limits {
+            header_read_timeout: self.header_read_timeout,
+            idle_timeout: self.idle_timeout,
+            request_body_timeout: self.request_body_timeout,
+            max_connections: self.max_connections,
+            max_in_flight: self.max_in_flight,
+        }
+    }
+}
+
+/// Parses a duration: a number with a unit, `ms`, `s`, `m`, `h` or `d` (`500ms`, `10s`,
+/// `15m`).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let part = s.trim();
+    let split = part
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(part.len());
+    let (num, unit) = part.split_at(split);
+    let n: u64 = num.parse().map_err(|_| format!("bad duration {part:?}"))?;
+    let ms = match unit {
+        "ms" => Some(n),
+        "s" => n.checked_mul(1_000),
+        "m" => n.checked_mul(60_000),
+        "h" => n.checked_mul(3_600_000),
+        "d" => n.checked_mul(86_400_000),
+        _ => return Err(format!("bad unit in {part:?} (use ms, s, m, h or d)")),
+    };
+    ms.map(Duration::from_millis)
+        .ok_or_else(|| format!("duration {part:?} is too long"))
+}
+
 /// A parsed retry schedule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule(pub Vec<Duration>);
 
 /// Parses `1m,5m,30m,2h,12h`.
 pub fn parse_schedule(s: &str) -> Result<Schedule, String> {
-    s.split(',')
-        .map(|part| {
-            let part = part.trim();
-            let (num, unit) = part.split_at(
-                part.find(|c: char| !c.is_ascii_digit())
-                    .unwrap_or(part.len()),
-            );
-            let n: u64 = num.parse().map_err(|_| format!("bad delay {part:?}"))?;
-            let secs = match unit {
-                "s" => n,
-                "m" => n * 60,
-                "h" => n * 3600,
-                "d" => n * 86_400,
-                _ => return Err(format!("bad unit in {part:?} (use s, m, h or d)")),
-            };
-            Ok(Duration::from_secs(secs))
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .and_then(|v| {
-            if v.is_empty() {
-                Err("empty schedule".into())
-            } else {
-                Ok(Schedule(v))
-            }
-        })
+    let v = s
+        .split(',')
+        .map(parse_duration)
+        .collect::<Result<Vec<_>, _>>()?;
+    if v.is_empty() {
+        Err("empty schedule".into())
+    } else {
+        Ok(Schedule(v))
+    }
 }
 
 #[cfg(test)]
@@ -111,6 +148,38 @@ mod tests {
         assert_eq!(s.0[4], Duration::from_secs(43_200));
         assert!(parse_schedule("1x").is_err());
         assert!(parse_schedule("").is_err());
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert!(parse_duration("99999999999999999d").is_err());
+    }
+
+    #[test]
+    fn boolean_settings_take_the_usual_spellings() {
+        for (v, want) in [
+            ("1", true),
+            ("yes", true),
+            ("on", true),
+            ("true", true),
+            ("0", false),
+            ("no", false),
+            ("off", false),
+            ("false", false),
+        ] {
+            let cli = Cli::try_parse_from([
+                "wm-server",
+                "serve",
+                &format!("--allow-insecure-webhooks={v}"),
+            ])
+            .unwrap();
+            let Command::Serve(a) = cli.command else {
+                panic!("serve")
+            };
+            assert_eq!(a.allow_insecure_webhooks, want, "{v}");
+        }
+        let cli = Cli::try_parse_from(["wm-server", "serve", "--allow-insecure-webhooks"]).unwrap();
+        let Command::Serve(a) = cli.command else {
+            panic!("serve")
+        };
+        assert!(a.allow_insecure_webhooks);
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! - [`serve`]: connect, migrate, optionally seed the demo, and listen.
 //!
 //! Modules: [`config`] (flags), [`state`], [`error`] (the spec's error bodies), [`extract`]
-//! (auth, validated JSON/query), [`auth`] (keys, middlewares), [`rate_limit`], [`routes`]
+//! (auth, validated JSON/query), [`auth`] (keys, middlewares), [`rate_limit`], [`listener`]
+//! (connection timeouts and caps), [`routes`]
 //! (one module per resource), [`admin`] (operator API), [`services`] (use cases),
 //! [`db`] (entities, migrations, queries), [`worker`] (webhook delivery), [`cache`], [`demo`].
 //!
@@ -34,6 +35,7 @@ pub mod db;
 pub mod demo;
 pub mod error;
 pub mod extract;
+pub mod listener;
 pub mod openapi;
 pub mod provider;
 pub mod rate_limit;
@@ -137,6 +139,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         webhook_retry_schedule: args.webhook_retry_schedule.0.clone(),
         allow_insecure_webhooks: args.allow_insecure_webhooks,
         provider_mps: args.provider_mps,
+        limits: args.limits(),
     };
     let state = AppState::new(db, Arc::new(wm_core::time::SystemClock), settings);
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
@@ -161,10 +164,9 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let cancel = tokio_util::sync::CancellationToken::new();
     let workers = worker::spawn_all(&state, cancel.clone())?;
+    let limits = state.settings.limits;
     let app = Router::new().nest("/api/v1", router(state));
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let served = listener::serve(listener, app, limits, shutdown).await;
     cancel.cancel();
     for w in workers {
         let _ = w.await;

@@ -24,6 +24,8 @@ pub struct Settings {
     pub allow_insecure_webhooks: bool,
     /// Messages per second per sender number (0 = unpaced).
     pub provider_mps: u32,
+    /// Timeouts and caps of the HTTP listener ([`crate::run`]).
+    pub limits: crate::listener::Limits,
 }
 
 impl Settings {
@@ -35,6 +37,7 @@ impl Settings {
             webhook_retry_schedule: wm_core::webhooks::DEFAULT_SCHEDULE.to_vec(),
             allow_insecure_webhooks: false,
             provider_mps: 80,
+            limits: crate::listener::Limits::default(),
         }
     }
 }

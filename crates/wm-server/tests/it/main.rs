@@ -24,5 +24,7 @@ mod reports;
 mod server;
 mod support;
 mod tcp;
+mod transport;
 mod validation;
 mod webhooks;
+mod webhooks_ssrf;
