@@ -1,0 +1,315 @@
+//! The `/_fake/...` JSON control API, for shell scripts and multi-process tests.
+//!
+//! Every route is a thin wrapper over the same [`FakeGraph`] method the Rust
+//! tests call, so both drive one implementation. Bodies are the serde forms of
+//! the types in [`crate::model`].
+//!
+//! | Route | Body / query | Does |
+//! | --- | --- | --- |
+//! | `POST /_fake/setup` | [`Setup`] | bulk-register numbers, templates, webhook |
+//! | `POST /_fake/numbers` | [`NumberSpec`] | register a number |
+//! | `POST /_fake/wabas` | `{waba_id, access_token}` | register a WABA token |
+//! | `POST /_fake/templates` | [`TemplateSpec`] | register a template (returns it with its id) |
+//! | `POST /_fake/templates/status` | `{waba_id, name, language, status}` | change a template's status |
+//! | `GET /_fake/wabas/{waba_id}/templates` | | stored templates |
+//! | `POST /_fake/numbers/{id}/expire_token` | | expire the number's token (190) |
+//! | `POST /_fake/numbers/{id}/throttle` | `{count, code?=130429}` | next `count` sends answer `code` |
+//! | `POST /_fake/numbers/{id}/mps_cap` | `{mps: n \| null}` | cap accepted sends per second |
+//! | `GET /_fake/numbers/{id}/send_times` | | `{times_ms, max_mps}` |
+//! | `POST /_fake/injections` / `DELETE` | [`Injection`] | add / clear error injections |
+//! | `POST /_fake/ambiguities` | [`Ambiguity`] (`kind`: `drop_connection`, `delay`+`secs`, `hang`) | ambiguous outcomes |
+//! | `GET/PUT/DELETE /_fake/webhook` | [`WebhookConfig`] | webhook target and status knobs |
+//! | `GET /_fake/stats` | | [`crate::Stats`] |
+//! | `GET /_fake/messages` | `?to=` | accepted messages |
+//! | `GET /_fake/messages/count` | `?to=` | `{count}` |
+//! | `GET /_fake/attempts` | | every send attempt |
+//! | `GET /_fake/webhooks` | | webhook log ([`crate::Posted`]) |
+//! | `POST /_fake/inbound` | [`InboundMessage`] | post an inbound message |
+//! | `POST /_fake/template_status_update` | [`TemplateStatusUpdate`] | post that webhook |
+//! | `POST /_fake/quality_update` | [`QualityUpdate`] | post that webhook |
+//! | `POST /_fake/raw` | `{body, signature?}` | post exact bytes with this signature |
+//! | `POST /_fake/reset` | | clear logs and counters |
+//! | `POST /_fake/shutdown` | | stop the server (the binary exits) |
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::FakeGraph;
+use crate::model::{
+    Ambiguity, InboundMessage, Injection, NumberSpec, QualityUpdate, TemplateSpec, TemplateStatus,
+    TemplateStatusUpdate, WebhookConfig,
+};
+
+/// A bulk registration, accepted by `POST /_fake/setup` and the binary's `--setup` file.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Setup {
+    /// Numbers to register.
+    pub numbers: Vec<NumberSpec>,
+    /// Templates to register.
+    pub templates: Vec<TemplateSpec>,
+    /// Webhook target to configure.
+    pub webhook: Option<WebhookConfig>,
+}
+
+impl FakeGraph {
+    /// Registers everything in `setup` (numbers first, then templates).
+    pub fn apply_setup(&self, setup: Setup) {
+        for n in setup.numbers {
+            self.register_number(n);
+        }
+        for t in setup.templates {
+            self.register_template(t);
+        }
+        if setup.webhook.is_some() {
+            self.configure_webhook(setup.webhook);
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct WabaBody {
+    waba_id: String,
+    access_token: String,
+}
+
+#[derive(Deserialize)]
+struct StatusBody {
+    waba_id: String,
+    name: String,
+    language: String,
+    status: TemplateStatus,
+}
+
+#[derive(Deserialize)]
+struct ThrottleBody {
+    count: u32,
+    #[serde(default = "default_throttle_code")]
+    code: i64,
+}
+
+fn default_throttle_code() -> i64 {
+    130_429
+}
+
+#[derive(Deserialize)]
+struct MpsBody {
+    mps: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct ToQuery {
+    to: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawBody {
+    body: String,
+    #[serde(default)]
+    signature: Option<String>,
+}
+
+fn ok() -> Response {
+    Json(json!({ "ok": true })).into_response()
+}
+
+fn found(found: bool, what: &str) -> Response {
+    if found {
+        ok()
+    } else {
+        (
+            StatusCode::NOT_FOUND,
+            Json(json!({ "error": format!("{what} not found") })),
+        )
+            .into_response()
+    }
+}
+
+fn posted(result: anyhow::Result<crate::model::Posted>) -> Response {
+    match result {
+        Ok(p) => Json(p).into_response(),
+        Err(e) => (
+            StatusCode::CONFLICT,
+            Json(json!({ "error": e.to_string() })),
+        )
+            .into_response(),
+    }
+}
+
+async fn add_number(State(f): State<FakeGraph>, Json(n): Json<NumberSpec>) -> Response {
+    f.register_number(n);
+    ok()
+}
+
+async fn add_waba(State(f): State<FakeGraph>, Json(b): Json<WabaBody>) -> Response {
+    f.register_waba(&b.waba_id, &b.access_token);
+    ok()
+}
+
+async fn add_template(State(f): State<FakeGraph>, Json(t): Json<TemplateSpec>) -> Response {
+    Json(f.register_template(t)).into_response()
+}
+
+async fn list_templates(State(f): State<FakeGraph>, Path(waba): Path<String>) -> Response {
+    Json(f.templates(&waba)).into_response()
+}
+
+async fn template_status(State(f): State<FakeGraph>, Json(b): Json<StatusBody>) -> Response {
+    found(
+        f.set_template_status(&b.waba_id, &b.name, &b.language, b.status),
+        "template",
+    )
+}
+
+async fn expire(State(f): State<FakeGraph>, Path(id): Path<String>) -> Response {
+    found(f.expire_token(&id), "number")
+}
+
+async fn throttle(
+    State(f): State<FakeGraph>,
+    Path(id): Path<String>,
+    Json(b): Json<ThrottleBody>,
+) -> Response {
+    found(f.throttle_next(&id, b.count, b.code), "number")
+}
+
+async fn mps_cap(
+    State(f): State<FakeGraph>,
+    Path(id): Path<String>,
+    Json(b): Json<MpsBody>,
+) -> Response {
+    found(f.set_mps_cap(&id, b.mps), "number")
+}
+
+async fn send_times(State(f): State<FakeGraph>, Path(id): Path<String>) -> Response {
+    Json(json!({ "times_ms": f.send_times(&id), "max_mps": f.max_mps(&id) })).into_response()
+}
+
+async fn add_injection(State(f): State<FakeGraph>, Json(i): Json<Injection>) -> Response {
+    f.inject(i);
+    ok()
+}
+
+async fn clear_injections(State(f): State<FakeGraph>) -> Response {
+    f.clear_injections();
+    ok()
+}
+
+async fn add_ambiguity(State(f): State<FakeGraph>, Json(a): Json<Ambiguity>) -> Response {
+    f.ambiguous(a);
+    ok()
+}
+
+async fn get_webhook(State(f): State<FakeGraph>) -> Response {
+    Json(f.webhook_config()).into_response()
+}
+
+async fn put_webhook(State(f): State<FakeGraph>, Json(c): Json<WebhookConfig>) -> Response {
+    f.configure_webhook(Some(c));
+    ok()
+}
+
+async fn delete_webhook(State(f): State<FakeGraph>) -> Response {
+    f.configure_webhook(None);
+    ok()
+}
+
+async fn stats(State(f): State<FakeGraph>) -> Response {
+    Json(f.stats()).into_response()
+}
+
+async fn messages(State(f): State<FakeGraph>, Query(q): Query<ToQuery>) -> Response {
+    let all = f.accepted();
+    let list: Vec<_> = match q.to {
+        Some(to) => all.into_iter().filter(|m| m.to == to).collect(),
+        None => all,
+    };
+    Json(list).into_response()
+}
+
+async fn message_count(State(f): State<FakeGraph>, Query(q): Query<ToQuery>) -> Response {
+    let count = match q.to {
+        Some(to) => f.accepted_to(&to),
+        None => f.accepted_count(),
+    };
+    Json(json!({ "count": count })).into_response()
+}
+
+async fn attempts(State(f): State<FakeGraph>) -> Response {
+    Json(f.attempts()).into_response()
+}
+
+async fn webhook_log(State(f): State<FakeGraph>) -> Response {
+    Json(f.webhook_log()).into_response()
+}
+
+async fn inbound(State(f): State<FakeGraph>, Json(m): Json<InboundMessage>) -> Response {
+    posted(f.post_inbound(m).await)
+}
+
+async fn tpl_update(State(f): State<FakeGraph>, Json(u): Json<TemplateStatusUpdate>) -> Response {
+    posted(f.post_template_status_update(u).await)
+}
+
+async fn quality(State(f): State<FakeGraph>, Json(u): Json<QualityUpdate>) -> Response {
+    posted(f.post_quality_update(u).await)
+}
+
+async fn raw(State(f): State<FakeGraph>, Json(b): Json<RawBody>) -> Response {
+    posted(f.post_raw(b.body.into_bytes(), b.signature).await)
+}
+
+async fn setup(State(f): State<FakeGraph>, Json(s): Json<Setup>) -> Response {
+    f.apply_setup(s);
+    ok()
+}
+
+async fn reset(State(f): State<FakeGraph>) -> Response {
+    f.reset_logs();
+    ok()
+}
+
+async fn shutdown(State(f): State<FakeGraph>) -> Response {
+    f.shared.shutdown.send_replace(true);
+    ok()
+}
+
+/// The control routes (merged into the main router).
+pub(crate) fn routes() -> Router<FakeGraph> {
+    Router::new()
+        .route("/_fake/setup", post(setup))
+        .route("/_fake/numbers", post(add_number))
+        .route("/_fake/wabas", post(add_waba))
+        .route("/_fake/templates", post(add_template))
+        .route("/_fake/templates/status", post(template_status))
+        .route("/_fake/wabas/{waba_id}/templates", get(list_templates))
+        .route("/_fake/numbers/{id}/expire_token", post(expire))
+        .route("/_fake/numbers/{id}/throttle", post(throttle))
+        .route("/_fake/numbers/{id}/mps_cap", post(mps_cap))
+        .route("/_fake/numbers/{id}/send_times", get(send_times))
+        .route(
+            "/_fake/injections",
+            post(add_injection).delete(clear_injections),
+        )
+        .route("/_fake/ambiguities", post(add_ambiguity))
+        .route(
+            "/_fake/webhook",
+            get(get_webhook).put(put_webhook).delete(delete_webhook),
+        )
+        .route("/_fake/stats", get(stats))
+        .route("/_fake/messages", get(messages))
+        .route("/_fake/messages/count", get(message_count))
+        .route("/_fake/attempts", get(attempts))
+        .route("/_fake/webhooks", get(webhook_log))
+        .route("/_fake/inbound", post(inbound))
+        .route("/_fake/template_status_update", post(tpl_update))
+        .route("/_fake/quality_update", post(quality))
+        .route("/_fake/raw", post(raw))
+        .route("/_fake/reset", post(reset))
+        .route("/_fake/shutdown", post(shutdown))
+}

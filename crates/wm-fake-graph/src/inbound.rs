@@ -1,0 +1,194 @@
+//! Webhooks posted on demand: inbound user messages, template status updates,
+//! phone-number quality updates and raw bytes (for bad-signature tests).
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use rand::Rng;
+use serde_json::{Map, Value, json};
+
+use crate::FakeGraph;
+use crate::model::{
+    InboundKind, InboundMessage, Posted, QualityUpdate, ReplyContext, TemplateStatus,
+    TemplateStatusUpdate,
+};
+use crate::webhooks::{deliver, deliver_value, messages_envelope, waba_envelope};
+
+fn inbound_wamid() -> String {
+    format!(
+        "wamid.{}",
+        STANDARD.encode(rand::rng().random::<[u8; 24]>())
+    )
+}
+
+fn parse_status(event: &str) -> Option<TemplateStatus> {
+    serde_json::from_value(Value::String(event.to_owned())).ok()
+}
+
+impl FakeGraph {
+    /// Posts an inbound user message (`messages[]` with `contacts[]`) for the
+    /// given business number, signed like the platform does. Returns what was
+    /// posted, including the new message's wamid.
+    pub async fn post_inbound(&self, msg: InboundMessage) -> anyhow::Result<Posted> {
+        let number = {
+            let inner = self.shared.lock();
+            inner
+                .numbers
+                .get(&msg.phone_number_id)
+                .map(|n| n.spec.clone())
+        };
+        let Some(number) = number else {
+            anyhow::bail!("unknown phone_number_id {}", msg.phone_number_id);
+        };
+        let wamid = inbound_wamid();
+        let mut message = json!({
+            "from": msg.from,
+            "id": wamid,
+            "timestamp": chrono::Utc::now().timestamp().to_string(),
+        });
+        if let Some(ReplyContext { id, from }) = &msg.context {
+            let from = from
+                .clone()
+                .unwrap_or_else(|| number.display_phone_number.clone());
+            message["context"] = json!({ "from": from, "id": id });
+        }
+        match &msg.kind {
+            InboundKind::Text { body } => {
+                message["type"] = json!("text");
+                message["text"] = json!({ "body": body });
+            }
+            InboundKind::Button { payload, text } => {
+                message["type"] = json!("button");
+                message["button"] = json!({ "payload": payload, "text": text });
+            }
+            InboundKind::ButtonReply { id, title } => {
+                message["type"] = json!("interactive");
+                message["interactive"] =
+                    json!({ "type": "button_reply", "button_reply": { "id": id, "title": title } });
+            }
+            InboundKind::ListReply {
+                id,
+                title,
+                description,
+            } => {
+                let mut reply = json!({ "id": id, "title": title });
+                if let Some(d) = description {
+                    reply["description"] = json!(d);
+                }
+                message["type"] = json!("interactive");
+                message["interactive"] = json!({ "type": "list_reply", "list_reply": reply });
+            }
+        }
+        let name = msg.profile_name.clone().unwrap_or_default();
+        let mut fields = Map::new();
+        fields.insert(
+            "contacts".into(),
+            json!([{ "profile": { "name": name }, "wa_id": msg.from }]),
+        );
+        fields.insert("messages".into(), json!([message]));
+        let envelope = messages_envelope(&number, fields);
+        deliver_value(self, "messages", Some(wamid), &envelope).await
+    }
+
+    /// Convenience for an inbound text message.
+    pub async fn post_inbound_text(
+        &self,
+        phone_number_id: &str,
+        from: &str,
+        body: &str,
+    ) -> anyhow::Result<Posted> {
+        self.post_inbound(InboundMessage {
+            phone_number_id: phone_number_id.to_owned(),
+            from: from.to_owned(),
+            profile_name: Some("Test User".to_owned()),
+            kind: InboundKind::Text {
+                body: body.to_owned(),
+            },
+            context: None,
+        })
+        .await
+    }
+
+    /// Posts a `message_template_status_update` (routed at WABA level). With
+    /// `apply`, the stored template takes the new status first.
+    pub async fn post_template_status_update(
+        &self,
+        upd: TemplateStatusUpdate,
+    ) -> anyhow::Result<Posted> {
+        if upd.apply
+            && let Some(status) = parse_status(&upd.event)
+        {
+            self.set_template_status(&upd.waba_id, &upd.name, &upd.language, status);
+        }
+        let tpl = self
+            .templates(&upd.waba_id)
+            .into_iter()
+            .find(|t| t.spec.name == upd.name && t.spec.language == upd.language);
+        let Some(tpl) = tpl else {
+            anyhow::bail!(
+                "template {}/{} is not registered under WABA {}",
+                upd.name,
+                upd.language,
+                upd.waba_id
+            );
+        };
+        let id: Value = tpl
+            .id
+            .parse::<u64>()
+            .map(Value::from)
+            .unwrap_or_else(|_| json!(tpl.id));
+        let value = json!({
+            "event": upd.event,
+            "message_template_id": id,
+            "message_template_name": upd.name,
+            "message_template_language": upd.language,
+            "reason": upd.reason.clone().unwrap_or_else(|| "NONE".to_owned()),
+            "message_template_category": tpl.spec.category,
+        });
+        let envelope = waba_envelope(&upd.waba_id, "message_template_status_update", value);
+        deliver_value(self, "message_template_status_update", None, &envelope).await
+    }
+
+    /// Posts a `phone_number_quality_update` for a registered number.
+    pub async fn post_quality_update(&self, upd: QualityUpdate) -> anyhow::Result<Posted> {
+        let number = {
+            let inner = self.shared.lock();
+            inner
+                .numbers
+                .get(&upd.phone_number_id)
+                .map(|n| n.spec.clone())
+        };
+        let Some(number) = number else {
+            anyhow::bail!("unknown phone_number_id {}", upd.phone_number_id);
+        };
+        let mut value = json!({
+            "display_phone_number": number.display_phone_number,
+            "event": upd.event,
+            "current_limit": upd.current_limit,
+        });
+        if let Some(old) = &upd.old_limit {
+            value["old_limit"] = json!(old);
+        }
+        if let Some(max) = &upd.max_daily_conversations_per_business {
+            value["max_daily_conversations_per_business"] = json!(max);
+        }
+        let envelope = waba_envelope(&number.waba_id, "phone_number_quality_update", value);
+        deliver_value(self, "phone_number_quality_update", None, &envelope).await
+    }
+
+    /// Posts these exact bytes with this `X-Hub-Signature-256` value (or none),
+    /// for tests of signature verification.
+    pub async fn post_raw(
+        &self,
+        body: Vec<u8>,
+        signature: Option<String>,
+    ) -> anyhow::Result<Posted> {
+        let Some(config) = self.webhook_config() else {
+            anyhow::bail!("no webhook is configured on the fake");
+        };
+        self.shared
+            .counters
+            .webhooks
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(deliver(self, &config, "raw", None, body, signature).await)
+    }
+}

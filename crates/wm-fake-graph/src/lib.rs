@@ -1,0 +1,99 @@
+//! A faithful fake of the WhatsApp Business Cloud API (Meta Graph API) for
+//! wm's tests.
+//!
+//! wm's WhatsApp provider is written against Meta's documentation; its tests
+//! point it at this fake, which follows the *published* request, response,
+//! error and webhook shapes (never "whatever wm's code expects") and adds
+//! knobs to reproduce the platform's failure modes on demand.
+//!
+//! # Endpoints
+//!
+//! * `POST /{version}/{phone_number_id}/messages` — template (and text) sends.
+//! * `GET /{version}/{waba_id}/message_templates` — cursor-paged template list.
+//! * `/_fake/...` — a JSON control API mirroring the Rust [`FakeGraph`] API
+//!   (see [`control`]).
+//!
+//! # Documented shapes followed (and where they were read)
+//!
+//! * Error response `{"error":{"message","type","code","error_data":{"messaging_product","details"},"fbtrace_id"}}`,
+//!   the code table with HTTP statuses, and "errors are returned synchronously,
+//!   asynchronously via webhook, or both":
+//!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/support/error-codes>
+//!   (HTTP statuses per code cross-checked against two public transcriptions of
+//!   that table, and <https://docs.ycloud.com/en/api-reference/guides/whatsapp-platform/handle-whatsapp-errors>,
+//!   which restores Meta's table).
+//! * Graph error object, `OAuthException` code 190, `error_subcode`, `fbtrace_id`:
+//!   <https://developers.facebook.com/docs/graph-api/guides/error-handling>.
+//! * Send-message template object `{name, language:{policy?,code}, components:[{type:"body", parameters:[{type:"text",text}]}]}`:
+//!   <https://whatsapp.github.io/WhatsApp-Nodejs-SDK/api-reference/types/TemplateObject>.
+//! * Send response `{"messaging_product","contacts":[{"input","wa_id"}],"messages":[{"id","message_status"}]}`
+//!   with `message_status` `accepted` | `held_for_quality_assessment` (template sends):
+//!   <https://whatsappapijs.web.app/types/types.ServerSentMessageResponse.html>,
+//!   <https://dualhook.com/docs/messaging-best-practices>.
+//! * Status webhook (`statuses[]`: `id`, `status`, `timestamp` as a string of
+//!   unix seconds, `recipient_id`, `biz_opaque_callback_data` only when sent
+//!   with it, `conversation`/`pricing` only with `sent` and one of
+//!   `delivered`/`read`, `errors[]` `{code,title,message,error_data:{details},href}`
+//!   on `failed`; the `whatsapp_business_account` envelope with `metadata`):
+//!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages/status/>
+//!   (read via <https://developers.secure.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages/status/>).
+//! * Webhook `errors[]` object shape:
+//!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages/errors>.
+//! * Inbound messages (`contacts:[{profile:{name},wa_id}]`, `messages:[{from,id,timestamp,type,text:{body}}]`):
+//!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages>;
+//!   quick-reply `button:{payload,text}` with `context:{from,id}`:
+//!   <https://docs.nextaibot.tech/flows/blocks/wa-template> (template quick replies arrive as `type:"button"`);
+//!   `interactive` `button_reply:{id,title}` / `list_reply:{id,title,description}`:
+//!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/messages/interactive-reply-buttons-messages>,
+//!   <https://whatsappapijs.web.app/types/types.ServerInteractiveListMessage.html>.
+//! * `message_template_status_update` (`entry[].id` = WABA id, `entry[].time`,
+//!   value `{event, message_template_id (number), message_template_name,
+//!   message_template_language, reason, message_template_category}`):
+//!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/message_template_status_update>.
+//! * `phone_number_quality_update` (value `{display_phone_number, event,
+//!   old_limit?, current_limit, max_daily_conversations_per_business}`):
+//!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/phone_number_quality_update>.
+//! * Cursor paging (`data`, `paging.cursors.{before,after}`, `previous`,
+//!   `next` absent on the last page; `limit`/`before`/`after` parameters):
+//!   <https://developers.facebook.com/docs/graph-api/results/>. The template
+//!   node fields (`name`, `components[{type:"BODY",text}]`, `language`,
+//!   `status`, `category`, `id`) and the `fields=`/`limit=` usage on
+//!   `/{waba_id}/message_templates`: <https://micaelgarcez.com.br/notes/error-132000-whatsapp-api-template-not-found>
+//!   (the reference page itself, <https://developers.facebook.com/docs/graph-api/reference/whats-app-business-account/message_templates>,
+//!   was not retrievable here).
+//! * `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the app secret>`:
+//!   <https://developers.secure.facebook.com/docs/graph-api/webhooks/getting-started>,
+//!   <https://docsx.wazapin.com/api/webhook-signature-examples>.
+//! * Redelivery of webhooks that do not get a 2xx:
+//!   <https://docs.360dialog.com/docs/waba-basics/webhook-events-and-notifications>.
+//!
+//! # Sync vs async error reporting (defaults)
+//!
+//! Per the error-codes page, some codes arrive in the send response and some
+//! only in a later `failed` status webhook. Defaults here (each injection can
+//! override the mode): **async** (wamid, then `failed`) for 131026, 131047,
+//! 131049, 131050 and 130472 — the recipient/delivery-side codes the platform
+//! reports after accepting the message (e.g. 131049 "most often arrives
+//! asynchronously in `statuses[].errors[]`", <https://dualhook.com/docs/whatsapp-error-131049>);
+//! **sync** for everything else (auth 190, 100/131008/131009/131051 request
+//! errors, 132xxx template errors which have no wamid to report against —
+//! <https://dualhook.com/docs/whatsapp-error-132012> —, throttling 4/80007/130429/131048/131056,
+//! account 368/131031, and 1/2/131000 server errors).
+
+pub mod control;
+pub mod errors;
+mod inbound;
+pub mod model;
+mod send;
+pub mod server;
+mod state;
+pub mod templates;
+mod validate;
+pub mod webhooks;
+
+pub use control::Setup;
+pub use errors::{CodeInfo, Delivery, GraphError, code_info};
+pub use model::*;
+pub use state::FakeGraph;
+pub use validate::{MAX_OPAQUE_LEN, wa_id};
+pub use webhooks::{sign, verify};

@@ -1,0 +1,502 @@
+//! Public data types: what tests register, inject and read back.
+//!
+//! All of them are serde types because the `/_fake/...` control API takes and
+//! returns exactly these, so scripts and Rust tests drive one implementation.
+
+use std::net::SocketAddr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+pub use crate::errors::Delivery;
+
+/// Options for [`crate::FakeGraph::start`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FakeGraphOptions {
+    /// Where to listen; port 0 picks a free port.
+    pub addr: SocketAddr,
+    /// Base URL put into `paging.next` links; defaults to `http://<bound addr>`.
+    pub public_base_url: Option<String>,
+    /// Status-webhook target configured from the start (can be set later too).
+    pub webhook: Option<WebhookConfig>,
+    /// How many webhook records to keep in the log (oldest dropped first).
+    pub webhook_log_cap: usize,
+}
+
+impl Default for FakeGraphOptions {
+    fn default() -> Self {
+        Self {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            public_base_url: None,
+            webhook: None,
+            webhook_log_cap: 100_000,
+        }
+    }
+}
+
+/// A business phone number registered on the fake.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NumberSpec {
+    /// The Graph object id used in `/{phone_number_id}/messages`.
+    pub phone_number_id: String,
+    /// The WhatsApp Business Account that owns the number (and its templates).
+    pub waba_id: String,
+    /// The `display_phone_number` put in webhook `metadata`.
+    pub display_phone_number: String,
+    /// The bearer token accepted for this number (and its WABA).
+    pub access_token: String,
+}
+
+/// Template review status, as the platform spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TemplateStatus {
+    /// Usable for sends.
+    Approved,
+    /// Under review: sends get 132001.
+    Pending,
+    /// Rejected: sends get 132001.
+    Rejected,
+    /// Paused for low quality: sends get 132015.
+    Paused,
+    /// Permanently disabled: sends get 132016.
+    Disabled,
+    /// Rejection under appeal: sends get 132001.
+    InAppeal,
+    /// Archived: sends get 132001.
+    Archived,
+}
+
+impl TemplateStatus {
+    /// The wire spelling (`"APPROVED"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Approved => "APPROVED",
+            Self::Pending => "PENDING",
+            Self::Rejected => "REJECTED",
+            Self::Paused => "PAUSED",
+            Self::Disabled => "DISABLED",
+            Self::InAppeal => "IN_APPEAL",
+            Self::Archived => "ARCHIVED",
+        }
+    }
+}
+
+/// A message template to register under a WABA.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TemplateSpec {
+    /// Owning WABA.
+    pub waba_id: String,
+    /// Template name.
+    pub name: String,
+    /// Language and locale code, e.g. `en_US`.
+    pub language: String,
+    /// `MARKETING`, `UTILITY` or `AUTHENTICATION`.
+    pub category: String,
+    /// Review status.
+    pub status: TemplateStatus,
+    /// BODY text with positional `{{n}}` placeholders.
+    pub body_text: String,
+}
+
+/// A registered template, as the fake stores it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TemplateInfo {
+    /// The numeric template id (a string, as Graph returns it).
+    pub id: String,
+    /// The registered spec.
+    #[serde(flatten)]
+    pub spec: TemplateSpec,
+    /// Number of distinct `{{n}}` placeholders in the body.
+    pub param_count: usize,
+}
+
+/// An error to inject for sends to one recipient.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Injection {
+    /// Recipient `to` as the sender writes it; `"*"` matches any recipient.
+    pub to: String,
+    /// The error code to report.
+    pub code: i64,
+    /// Sync (the send answers the error) or async (wamid, then `failed`
+    /// webhook); `None` uses the code's documented default.
+    #[serde(default)]
+    pub mode: Option<Delivery>,
+    /// Override the documented HTTP status (sync mode), e.g. 500 with code 1.
+    #[serde(default)]
+    pub http_status: Option<u16>,
+    /// Override the documented `details` text.
+    #[serde(default)]
+    pub details: Option<String>,
+    /// How many sends it applies to; `None` = every matching send.
+    #[serde(default)]
+    pub times: Option<u32>,
+    /// Only sends from this business number; `None` = any.
+    #[serde(default)]
+    pub phone_number_id: Option<String>,
+}
+
+impl Injection {
+    /// An injection of `code` for every send to `to`, in the code's default mode.
+    pub fn new(to: impl Into<String>, code: i64) -> Self {
+        Self {
+            to: to.into(),
+            code,
+            mode: None,
+            http_status: None,
+            details: None,
+            times: None,
+            phone_number_id: None,
+        }
+    }
+
+    /// Forces the reporting mode.
+    pub fn mode(mut self, mode: Delivery) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// Limits the injection to the next `n` matching sends.
+    pub fn times(mut self, n: u32) -> Self {
+        self.times = Some(n);
+        self
+    }
+
+    /// Overrides the HTTP status of a synchronous answer.
+    pub fn http_status(mut self, status: u16) -> Self {
+        self.http_status = Some(status);
+        self
+    }
+
+    /// Restricts the injection to sends from one business number.
+    pub fn from_number(mut self, phone_number_id: impl Into<String>) -> Self {
+        self.phone_number_id = Some(phone_number_id.into());
+        self
+    }
+}
+
+/// What happens to the HTTP exchange of an accepted send whose outcome the
+/// caller must not be able to learn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AmbiguityKind {
+    /// The connection is closed without any response bytes.
+    DropConnection,
+    /// The response is sent only after this many seconds.
+    Delay {
+        /// Seconds to wait before answering.
+        secs: f64,
+    },
+    /// No answer until the fake shuts down (then the connection is dropped).
+    Hang,
+}
+
+/// An ambiguous outcome for the next send(s) to one recipient.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ambiguity {
+    /// Recipient `to`; `"*"` matches any recipient.
+    pub to: String,
+    /// What happens to the HTTP exchange.
+    #[serde(flatten)]
+    pub kind: AmbiguityKind,
+    /// How many sends (default 1).
+    #[serde(default = "one")]
+    pub times: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Where and how status webhooks are posted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebhookConfig {
+    /// The app's callback URL.
+    pub url: String,
+    /// The app secret used for `X-Hub-Signature-256`.
+    pub app_secret: String,
+    /// Status webhook behaviour.
+    #[serde(default)]
+    pub statuses: StatusOptions,
+    /// Redelivery behaviour.
+    #[serde(default)]
+    pub retry: RetryPolicy,
+}
+
+/// Knobs for the status webhooks that follow an accepted send.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StatusOptions {
+    /// Post statuses at all.
+    pub enabled: bool,
+    /// Also post `read` after `delivered`.
+    pub read: bool,
+    /// Wait this long after acceptance before the first status.
+    pub delay_ms: u64,
+    /// Gap between consecutive statuses of one message.
+    pub step_ms: u64,
+    /// Post the statuses of a message in random order.
+    pub shuffle: bool,
+    /// Post every status twice.
+    pub duplicate: bool,
+    /// Deliver the first status before the send's HTTP response is returned.
+    pub before_response: bool,
+    /// Include the `conversation` object (the docs omit it from v24.0 on).
+    pub include_conversation: bool,
+    /// `pricing.pricing_model`: `PMP` (per-message, current) or `CBP`.
+    pub pricing_model: String,
+    /// Up to this many statuses of one business number share a webhook
+    /// (`statuses[]` holds several). 1 = one status per webhook (default).
+    pub max_batch: usize,
+    /// How long a partial batch waits for more statuses.
+    pub batch_window_ms: u64,
+}
+
+impl Default for StatusOptions {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            read: false,
+            delay_ms: 0,
+            step_ms: 0,
+            shuffle: false,
+            duplicate: false,
+            before_response: false,
+            include_conversation: true,
+            pricing_model: "PMP".to_owned(),
+            max_batch: 1,
+            batch_window_ms: 20,
+        }
+    }
+}
+
+/// How undelivered webhooks are retried (the platform retries non-2xx).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RetryPolicy {
+    /// Total tries per webhook, including the first.
+    pub max_attempts: u32,
+    /// Backoff before the second try; doubles after each failure.
+    pub initial_backoff_ms: u64,
+    /// Per-try HTTP timeout.
+    pub timeout_ms: u64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 4,
+            initial_backoff_ms: 100,
+            timeout_ms: 5_000,
+        }
+    }
+}
+
+/// A send the fake accepted (a wamid was assigned).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AcceptedMessage {
+    /// Order of acceptance, from 1.
+    pub seq: u64,
+    /// The assigned message id.
+    pub wamid: String,
+    /// Sending business number.
+    pub phone_number_id: String,
+    /// Its WABA.
+    pub waba_id: String,
+    /// `to` exactly as sent.
+    pub to: String,
+    /// Digits of `to` (the `wa_id`).
+    pub wa_id: String,
+    /// `template` or `text`.
+    pub message_type: String,
+    /// Template name (template sends).
+    pub template_name: Option<String>,
+    /// Template language code (template sends).
+    pub language: Option<String>,
+    /// Body parameter texts in order (template sends).
+    pub body_params: Vec<String>,
+    /// Text body (text sends).
+    pub text_body: Option<String>,
+    /// `biz_opaque_callback_data` if the send had it.
+    pub biz_opaque_callback_data: Option<String>,
+    /// Wall-clock acceptance time.
+    pub at: DateTime<Utc>,
+    /// Milliseconds since the fake started (monotonic; for rate measurements).
+    pub elapsed_ms: f64,
+    /// Async error reported later by a `failed` webhook, if injected.
+    pub async_error: Option<i64>,
+}
+
+/// The outcome of one send attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    /// A wamid was assigned.
+    Accepted {
+        /// The wamid.
+        wamid: String,
+    },
+    /// The send was answered with an error.
+    Refused {
+        /// The error code.
+        code: i64,
+        /// The HTTP status.
+        http_status: u16,
+    },
+}
+
+/// One POST to `/messages`, accepted or refused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attempt {
+    /// Order of arrival, from 1.
+    pub seq: u64,
+    /// The number in the path.
+    pub phone_number_id: String,
+    /// `to`, when the body had one.
+    pub to: Option<String>,
+    /// Template name, when the body had one.
+    pub template_name: Option<String>,
+    /// Arrival time.
+    pub at: DateTime<Utc>,
+    /// What the fake answered.
+    #[serde(flatten)]
+    pub outcome: AttemptOutcome,
+}
+
+/// Counters, cheap to read at any time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    /// POSTs to `/messages`.
+    pub attempts: u64,
+    /// Sends that got a wamid.
+    pub accepted: u64,
+    /// Sends answered with an error.
+    pub refused: u64,
+    /// Logical webhooks the fake wanted to deliver.
+    pub webhooks: u64,
+    /// HTTP POSTs made to the webhook URL (including retries).
+    pub webhook_posts: u64,
+    /// Webhooks acknowledged with a 2xx.
+    pub webhook_acked: u64,
+    /// Webhooks given up on after the last retry.
+    pub webhook_failed: u64,
+}
+
+/// One webhook the fake posted (or tried to).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Posted {
+    /// The `field` of the change (`messages`, `message_template_status_update`, ...).
+    pub field: String,
+    /// The exact raw body bytes posted (UTF-8 JSON).
+    pub body: String,
+    /// The `X-Hub-Signature-256` header value sent (if any).
+    pub signature: Option<String>,
+    /// The id of the inbound message, for `messages` webhooks carrying one.
+    pub wamid: Option<String>,
+    /// HTTP POSTs made.
+    pub attempts: u32,
+    /// The last HTTP status received, if any.
+    pub last_status: Option<u16>,
+    /// Whether a 2xx was received.
+    pub acked: bool,
+}
+
+/// Context of an inbound reply: which business message it answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplyContext {
+    /// The wamid of the earlier business message.
+    pub id: String,
+    /// Sender of that message; defaults to the business display number.
+    #[serde(default)]
+    pub from: Option<String>,
+}
+
+/// The content of an inbound user message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum InboundKind {
+    /// A text message.
+    Text {
+        /// The text.
+        body: String,
+    },
+    /// A tap on a template quick-reply button (`type: "button"`).
+    Button {
+        /// The button payload set by the business.
+        payload: String,
+        /// The button label.
+        text: String,
+    },
+    /// A tap on an interactive reply button.
+    ButtonReply {
+        /// The button id.
+        id: String,
+        /// The button title.
+        title: String,
+    },
+    /// A choice from an interactive list.
+    ListReply {
+        /// The row id.
+        id: String,
+        /// The row title.
+        title: String,
+        /// The row description.
+        #[serde(default)]
+        description: Option<String>,
+    },
+}
+
+/// An inbound user message to post to the app.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboundMessage {
+    /// The business number receiving it.
+    pub phone_number_id: String,
+    /// The user's wa_id.
+    pub from: String,
+    /// The user's profile name.
+    #[serde(default)]
+    pub profile_name: Option<String>,
+    /// The content.
+    #[serde(flatten)]
+    pub kind: InboundKind,
+    /// The business message it replies to.
+    #[serde(default)]
+    pub context: Option<ReplyContext>,
+}
+
+/// A `message_template_status_update` to post.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TemplateStatusUpdate {
+    /// WABA that owns the template (also `entry[].id`).
+    pub waba_id: String,
+    /// Template name.
+    pub name: String,
+    /// Template language.
+    pub language: String,
+    /// `APPROVED`, `REJECTED`, `PAUSED`, `DISABLED`, ...
+    pub event: String,
+    /// `reason` (`NONE` when absent).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Also set the stored template's status to `event` when it is a status.
+    #[serde(default)]
+    pub apply: bool,
+}
+
+/// A `phone_number_quality_update` to post.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QualityUpdate {
+    /// The business number (its WABA is `entry[].id`).
+    pub phone_number_id: String,
+    /// `FLAGGED`, `UNFLAGGED`, `UPGRADE`, `DOWNGRADE`, ...
+    pub event: String,
+    /// `current_limit`, e.g. `TIER_1K`.
+    pub current_limit: String,
+    /// `old_limit` (only for messaging limit changes).
+    #[serde(default)]
+    pub old_limit: Option<String>,
+    /// `max_daily_conversations_per_business` (the replacement of `current_limit`).
+    #[serde(default)]
+    pub max_daily_conversations_per_business: Option<String>,
+}

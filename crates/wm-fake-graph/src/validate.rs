@@ -1,0 +1,215 @@
+//! Validation of the send-message body against the documented shape.
+//!
+//! Malformed requests get the documented codes: 100 for unknown or misspelled
+//! parameters and a bad `messaging_product`, 131008 for a missing required
+//! parameter, 131009 for an invalid value, 131051 for an unsupported type.
+
+use serde_json::Value;
+
+use crate::errors::GraphError;
+
+/// Documented maximum length of `biz_opaque_callback_data`.
+pub const MAX_OPAQUE_LEN: usize = 512;
+
+const TOP_LEVEL_KEYS: &[&str] = &[
+    "messaging_product",
+    "recipient_type",
+    "to",
+    "type",
+    "template",
+    "text",
+    "biz_opaque_callback_data",
+    "context",
+    "image",
+    "audio",
+    "document",
+    "video",
+    "sticker",
+    "location",
+    "contacts",
+    "interactive",
+    "reaction",
+    "status",
+    "message_id",
+];
+
+/// A validated send body.
+#[derive(Debug)]
+pub(crate) struct ParsedSend {
+    pub to: String,
+    pub template: Option<(String, String, Vec<String>)>,
+    pub text_body: Option<String>,
+    pub opaque: Option<String>,
+}
+
+fn missing(what: &str) -> GraphError {
+    GraphError::whatsapp(
+        131008,
+        Some(&format!("The parameter {what} is required.")),
+        None,
+    )
+}
+
+fn invalid(details: &str) -> GraphError {
+    GraphError::whatsapp(131009, Some(details), None)
+}
+
+pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// Validates the body against the documented send-message shape.
+pub(crate) fn parse_send(body: &Value) -> Result<ParsedSend, GraphError> {
+    let Some(obj) = body.as_object() else {
+        return Err(GraphError::invalid_parameter(
+            "(#100) The parameter messaging_product is required.",
+        ));
+    };
+    if let Some(k) = obj.keys().find(|k| !TOP_LEVEL_KEYS.contains(&k.as_str())) {
+        return Err(GraphError::invalid_parameter(&format!(
+            "(#100) Unexpected key \"{k}\" on param."
+        )));
+    }
+    match obj.get("messaging_product") {
+        None => {
+            return Err(GraphError::invalid_parameter(
+                "(#100) The parameter messaging_product is required.",
+            ));
+        }
+        Some(Value::String(s)) if s == "whatsapp" => {}
+        Some(other) => {
+            return Err(GraphError::invalid_parameter(&format!(
+                "(#100) Param messaging_product must be one of {{WHATSAPP}} - got {other}."
+            )));
+        }
+    }
+    if let Some(rt) = obj.get("recipient_type")
+        && !matches!(rt.as_str(), Some("individual"))
+    {
+        return Err(invalid("Parameter recipient_type must be \"individual\"."));
+    }
+    let to = match obj.get("to") {
+        None | Some(Value::Null) => return Err(missing("to")),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err(invalid("Parameter to must be a string.")),
+    };
+    let digits = wa_id(&to);
+    let clean = to
+        .chars()
+        .all(|c| c.is_ascii_digit() || " +-()".contains(c));
+    if digits.len() < 5 || digits.len() > 15 || !clean {
+        return Err(invalid("Parameter to is not a valid phone number."));
+    }
+    let opaque = match obj.get("biz_opaque_callback_data") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.chars().count() <= MAX_OPAQUE_LEN => Some(s.clone()),
+        Some(Value::String(_)) => {
+            return Err(invalid(&format!(
+                "Parameter biz_opaque_callback_data exceeds {MAX_OPAQUE_LEN} characters."
+            )));
+        }
+        Some(_) => {
+            return Err(invalid(
+                "Parameter biz_opaque_callback_data must be a string.",
+            ));
+        }
+    };
+    let ty = match obj.get("type") {
+        None => "text",
+        Some(Value::String(s)) => s.as_str(),
+        Some(_) => return Err(invalid("Parameter type must be a string.")),
+    };
+    match ty {
+        "template" => {
+            let t = obj.get("template").ok_or_else(|| missing("template"))?;
+            let name = str_field(t, "name").ok_or_else(|| missing("template.name"))?;
+            let lang = t
+                .get("language")
+                .ok_or_else(|| missing("template.language"))?;
+            let code = str_field(lang, "code").ok_or_else(|| missing("template.language.code"))?;
+            if let Some(p) = lang.get("policy")
+                && p.as_str() != Some("deterministic")
+            {
+                return Err(invalid(
+                    "Parameter template.language.policy must be \"deterministic\".",
+                ));
+            }
+            let params = body_params(t.get("components"))?;
+            Ok(ParsedSend {
+                to,
+                template: Some((name.to_owned(), code.to_owned(), params)),
+                text_body: None,
+                opaque,
+            })
+        }
+        "text" => {
+            let text = obj.get("text").ok_or_else(|| missing("text"))?;
+            let body = str_field(text, "body").ok_or_else(|| missing("text.body"))?;
+            if body.chars().count() > 4096 {
+                return Err(invalid("Parameter text.body exceeds 4096 characters."));
+            }
+            Ok(ParsedSend {
+                to,
+                template: None,
+                text_body: Some(body.to_owned()),
+                opaque,
+            })
+        }
+        other => Err(GraphError::whatsapp(
+            131051,
+            Some(&format!(
+                "Message type {other} is currently not supported (the fake models template and text)."
+            )),
+            None,
+        )),
+    }
+}
+
+/// Texts of the BODY parameters, in order.
+fn body_params(components: Option<&Value>) -> Result<Vec<String>, GraphError> {
+    let Some(components) = components else {
+        return Ok(Vec::new());
+    };
+    let Some(list) = components.as_array() else {
+        return Err(invalid("Parameter template.components must be an array."));
+    };
+    let mut out = Vec::new();
+    for c in list {
+        let ty = str_field(c, "type").ok_or_else(|| missing("template.components[].type"))?;
+        match ty.to_ascii_lowercase().as_str() {
+            "body" => {}
+            "header" | "button" | "footer" => continue,
+            _ => return Err(invalid(&format!("Invalid component type \"{ty}\"."))),
+        }
+        let Some(params) = c.get("parameters") else {
+            continue;
+        };
+        let Some(params) = params.as_array() else {
+            return Err(invalid(
+                "Parameter components[].parameters must be an array.",
+            ));
+        };
+        for p in params {
+            let text = match str_field(p, "type") {
+                Some("text") => str_field(p, "text").ok_or_else(|| missing("parameters[].text"))?,
+                Some(kind @ ("currency" | "date_time")) => p
+                    .get(kind)
+                    .and_then(|o| str_field(o, "fallback_value"))
+                    .ok_or_else(|| missing(&format!("parameters[].{kind}.fallback_value")))?,
+                Some(other) => {
+                    return Err(invalid(&format!(
+                        "Invalid body parameter type \"{other}\"."
+                    )));
+                }
+                None => return Err(missing("parameters[].type")),
+            };
+            out.push(text.to_owned());
+        }
+    }
+    Ok(out)
+}
+
+/// The digits of a phone number (the `wa_id` the platform returns).
+pub fn wa_id(to: &str) -> String {
+    to.chars().filter(char::is_ascii_digit).collect()
+}
