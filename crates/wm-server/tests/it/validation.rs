@@ -99,9 +99,16 @@ async fn malformed_json_is_a_400_of_the_validation_shape() {
     assert!(m[0].starts_with("request body is not valid JSON"), "{m:?}");
     let req = Request::post("/api/v1/contacts")
         .header("authorization", format!("Bearer {}", org.key))
+        .header("content-type", "application/json")
         .body(Body::from(vec![0xff, 0xfe, 0x00]))
         .unwrap();
     assert_eq!(app.send(req).await.status, 400);
+    // The same bytes without a JSON content type are not JSON at all.
+    let req = Request::post("/api/v1/contacts")
+        .header("authorization", format!("Bearer {}", org.key))
+        .body(Body::from(vec![0xff, 0xfe, 0x00]))
+        .unwrap();
+    assert_eq!(app.send(req).await.status, 415);
 }
 
 #[tokio::test]
