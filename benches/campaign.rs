@@ -118,13 +118,13 @@ async fn main() -> anyhow::Result<()> {
             .await?;
     }
     txn.commit().await?;
-    let number = catalog::add_number(
+    let number = wm_server::services::phone_numbers::create(
         &state,
         org.id,
         CreatePhoneNumber {
             number_e164: "+525500000001".into(),
             display_name: "Bench".into(),
-            quality_rating: None,
+            ..Default::default()
         },
     )
     .await

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use wm_types::campaigns::{
     Audience, CampaignStatus, CreateCampaign, CreatePhoneNumber, CreateTemplate, Inbound,
     ListCampaignsQuery, ProviderEvent, QualityRating, RecipientsQuery, STOP_INSUFFICIENT_BALANCE,
-    SendCampaign, TemplateCategory, TemplateStatus, TopUp,
+    SendCampaign, TemplateCategory, TemplateStatus, TopUp, UpdatePhoneNumber,
 };
 use wm_types::enums::ChannelType;
 
@@ -114,6 +114,9 @@ schema!(
     RECIPIENTS,
     with_paging(Schema::new()).optional("filter", one_of(&RECIPIENT_FILTERS))
 );
+/// Messages per second a number may be paced at (the Cloud API's ceiling is 1,000).
+pub const MPS: (i64, i64) = (1, 1000);
+
 schema!(
     CreatePhoneNumber,
     PHONE_NUMBER,
@@ -121,6 +124,21 @@ schema!(
         .required("numberE164", Kind::Phone)
         .required("displayName", string_len(1, 100))
         .optional("qualityRating", one_of(&QualityRating::wire_values()))
+        .optional("platformPhoneNumberId", string_len(1, 64))
+        .optional("wabaId", string_len(1, 64))
+        .optional("accessToken", string_len(1, 4096))
+        .optional("mps", int(Some(MPS.0), Some(MPS.1)))
+);
+schema!(
+    UpdatePhoneNumber,
+    UPDATE_PHONE_NUMBER,
+    Schema::new()
+        .optional_not_null("displayName", string_len(1, 100))
+        .optional_not_null("qualityRating", one_of(&QualityRating::wire_values()))
+        .optional("platformPhoneNumberId", string_len(1, 64))
+        .optional("wabaId", string_len(1, 64))
+        .optional("accessToken", string_len(1, 4096))
+        .optional("mps", int(Some(MPS.0), Some(MPS.1)))
 );
 schema!(
     CreateTemplate,
@@ -275,6 +293,9 @@ pub enum Action {
     BalanceShort,
     /// Every recipient has been processed.
     AllProcessed,
+    /// The platform refuses this campaign's messages until someone acts (an expired token,
+    /// a locked account, a paused template): the stop reason.
+    PlatformBlocked(String),
 }
 
 /// What the server read before deciding.
@@ -416,6 +437,7 @@ fn send(plan: &SendPlan, facts: &Facts) -> Result<Transition, CampaignError> {
 /// | Resume | PAUSED | SENDING, stopReason null, batch now (balance must cover it) |
 /// | BalanceShort | SENDING | PAUSED (INSUFFICIENT_BALANCE) |
 /// | AllProcessed | SENDING | COMPLETED |
+/// | PlatformBlocked(reason) | SENDING, SCHEDULED | PAUSED (reason) |
 ///
 /// Sends check, in order: state, recipients, variables, balance.
 pub fn transition(
@@ -443,6 +465,9 @@ pub fn transition(
         (_, Action::Resume) => Err(CampaignError::NotPaused),
         (S::Sending, Action::BalanceShort) => Ok(to(S::Paused, balance_pause(), false)),
         (S::Sending, Action::AllProcessed) => Ok(to(S::Completed, None, false)),
+        (S::Sending | S::Scheduled, Action::PlatformBlocked(reason)) => {
+            Ok(to(S::Paused, Some(Some(reason.clone())), false))
+        }
         _ => Err(CampaignError::InvalidState),
     }
 }
@@ -661,7 +686,7 @@ mod tests {
                 "category must be one of the following values: MARKETING, UTILITY, AUTHENTICATION",
                 "language must be longer than or equal to 2 characters",
                 "bodyText must be shorter than or equal to 1024 characters",
-                "status must be one of the following values: APPROVED, PENDING, REJECTED",
+                "status must be one of the following values: APPROVED, PENDING, REJECTED, PAUSED, DISABLED, IN_APPEAL, PENDING_DELETION, DELETED, LIMIT_EXCEEDED",
             ]
         );
         assert!(errors::<TopUp>(json!({"amount": 0.000001})).is_empty());
@@ -826,6 +851,7 @@ mod tests {
             Action::StartScheduled,
             Action::BalanceShort,
             Action::AllProcessed,
+            Action::PlatformBlocked("TEMPLATE_PAUSED".into()),
         ]
     }
 
@@ -841,6 +867,7 @@ mod tests {
                     None => "",
                     Some(None) => "~",
                     Some(Some(ref r)) if r == STOP_INSUFFICIENT_BALANCE => "$",
+                    Some(Some(ref r)) if r == "TEMPLATE_PAUSED" => "#",
                     Some(Some(_)) => "?",
                 }
             ),
@@ -851,13 +878,13 @@ mod tests {
     #[test]
     fn every_state_and_action_with_all_facts_in_order() {
         #[rustfmt::skip]
-        let table: [(CampaignStatus, [&str; 9]); 5] = [
-            //                          Send now        Send sched.     Send stag. now  Send stag. at   Pause           Resume          StartScheduled  BalanceShort    AllProcessed
-            (CampaignStatus::Draft,     [">SENDING!",    ">SCHEDULED",   ">SENDING!",    ">SCHEDULED",   "NotSending",   "NotPaused",    "InvalidState", "InvalidState", "InvalidState"]),
-            (CampaignStatus::Scheduled, [">SENDING!",    ">SCHEDULED",   ">SENDING!",    ">SCHEDULED",   "NotSending",   "NotPaused",    ">SENDING!",    "InvalidState", "InvalidState"]),
-            (CampaignStatus::Sending,   ["InvalidState", "InvalidState", "InvalidState", "InvalidState", ">PAUSED~",     "NotPaused",    "InvalidState", ">PAUSED$",     ">COMPLETED"]),
-            (CampaignStatus::Paused,    ["InvalidState", "InvalidState", "InvalidState", "InvalidState", "NotSending",   ">SENDING!~",   "InvalidState", "InvalidState", "InvalidState"]),
-            (CampaignStatus::Completed, ["InvalidState", "InvalidState", "InvalidState", "InvalidState", "NotSending",   "NotPaused",    "InvalidState", "InvalidState", "InvalidState"]),
+        let table: [(CampaignStatus, [&str; 10]); 5] = [
+            //                          Send now        Send sched.     Send stag. now  Send stag. at   Pause           Resume          StartScheduled  BalanceShort    AllProcessed    PlatformBlocked
+            (CampaignStatus::Draft,     [">SENDING!",    ">SCHEDULED",   ">SENDING!",    ">SCHEDULED",   "NotSending",   "NotPaused",    "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
+            (CampaignStatus::Scheduled, [">SENDING!",    ">SCHEDULED",   ">SENDING!",    ">SCHEDULED",   "NotSending",   "NotPaused",    ">SENDING!",    "InvalidState", "InvalidState", ">PAUSED#"]),
+            (CampaignStatus::Sending,   ["InvalidState", "InvalidState", "InvalidState", "InvalidState", ">PAUSED~",     "NotPaused",    "InvalidState", ">PAUSED$",     ">COMPLETED",   ">PAUSED#"]),
+            (CampaignStatus::Paused,    ["InvalidState", "InvalidState", "InvalidState", "InvalidState", "NotSending",   ">SENDING!~",   "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
+            (CampaignStatus::Completed, ["InvalidState", "InvalidState", "InvalidState", "InvalidState", "NotSending",   "NotPaused",    "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
         ];
         assert_eq!(
             table.iter().map(|(s, _)| *s).collect::<Vec<_>>(),

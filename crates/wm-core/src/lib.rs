@@ -14,6 +14,7 @@
 //! - [`webhooks`]: webhook schemas, URL checks, retry schedule.
 //! - [`provider`]: the `MessagingProvider` trait the sending pipeline calls.
 //! - [`time`]: the injectable [`time::Clock`] and ISO 8601 parsing.
+//! - [`whatsapp`]: what WhatsApp's error codes, template and quality events mean.
 //!
 //! ```
 //! use wm_core::phone::Phone;
@@ -35,5 +36,6 @@ pub mod templates;
 pub mod time;
 pub mod validate;
 pub mod webhooks;
+pub mod whatsapp;
 
 pub use validate::Validated;

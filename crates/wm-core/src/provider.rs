@@ -1,34 +1,86 @@
 //! The messaging platform, as the sending pipeline sees it.
+//!
+//! The pipeline is **at most once, reconciled**: the platform (WhatsApp's Cloud API) has no
+//! idempotency key, so each attempt is recorded before the call with a correlation id that
+//! travels as `biz_opaque_callback_data`, and an attempt whose outcome is unknown (a timeout,
+//! a connection lost after the request went out, a crash) is never sent again: a status
+//! webhook carrying its correlation id settles it, or it fails as "outcome unknown" after a
+//! reconciliation window and is refunded.
 
 use wm_types::enums::RecipientStatus;
+
+/// The platform account a sender number sends through (WhatsApp: the phone number id and
+/// its access token). `None` for platforms that need none (the simulated one).
+#[derive(Clone, PartialEq, Eq)]
+pub struct PlatformAccount {
+    /// The platform's id of the sender number (`platformPhoneNumberId`).
+    pub phone_number_id: String,
+    /// The bearer token (decrypted just for the call; never logged).
+    pub access_token: String,
+}
+
+impl std::fmt::Debug for PlatformAccount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlatformAccount")
+            .field("phone_number_id", &self.phone_number_id)
+            .field("access_token", &"<redacted>")
+            .finish()
+    }
+}
 
 /// One templated message to one recipient.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutboundMessage {
-    /// Stable per recipient: sending twice with one key must send once (a restarted worker
-    /// re-sends what it cannot prove was sent).
-    pub idempotency_key: String,
+    /// Stable per attempt target (the campaign recipient's id): sent to the platform as
+    /// `biz_opaque_callback_data` and echoed in its status webhooks, so a status can be
+    /// matched even before the send's answer was recorded.
+    pub correlation_id: String,
     /// Sender number (`+…`).
     pub from: String,
+    /// The sender's platform account, when the platform needs one.
+    pub account: Option<PlatformAccount>,
     /// Recipient number (`+…`).
     pub to: String,
     /// Template name.
     pub template: String,
-    /// Template language.
+    /// Template language code (`es_MX`).
     pub language: String,
-    /// The rendered text.
+    /// The values of the template's body variables, in position order (`{{1}}`, `{{2}}`…).
+    pub parameters: Vec<String>,
+    /// The rendered text (what the recipient reads).
     pub body: String,
 }
 
-/// Why a message was not accepted.
+/// Why a message was not accepted, and what the pipeline does about it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
-    /// Refused for good (the recipient cannot receive it): the message fails and is refunded.
-    #[error("rejected: {0}")]
-    Rejected(String),
-    /// The platform could not take it now: the message stays queued and is tried again.
-    #[error("unavailable: {0}")]
-    Unavailable(String),
+    /// Refused for good (the recipient cannot receive it): the recipient fails and is
+    /// refunded; `opt_out` also marks the contact opted out (the person stopped marketing
+    /// messages).
+    #[error("rejected: {reason}")]
+    Rejected {
+        /// For the recipient's `errorMessage`.
+        reason: String,
+        /// Whether the contact asked to receive no more (WhatsApp 131050).
+        opt_out: bool,
+    },
+    /// Not sent, the platform could not take it now (rate limit, outage, refused
+    /// connection): the message stays charged and queued and is tried again later.
+    #[error("retry later: {0}")]
+    RetryLater(String),
+    /// Not sent, and no message of this sender will go through until someone acts (expired
+    /// token, locked account, template paused): the campaign pauses with `stop_reason`.
+    #[error("campaign paused ({stop_reason}): {reason}")]
+    Paused {
+        /// The campaign's `stopReason`.
+        stop_reason: String,
+        /// What the platform said.
+        reason: String,
+    },
+    /// The request may have reached the platform (a timeout or a connection lost after it
+    /// was written): never re-sent; settled by a status webhook or the reconciliation window.
+    #[error("outcome unknown: {0}")]
+    Ambiguous(String),
 }
 
 /// A status change of a sent message (a delivery receipt).
@@ -36,20 +88,29 @@ pub enum SendError {
 pub struct StatusUpdate {
     /// The platform's message id.
     pub provider_message_id: String,
-    /// DELIVERED, READ or FAILED.
+    /// The correlation id the message was sent with, when the platform echoes it.
+    pub correlation_id: Option<String>,
+    /// SENT, DELIVERED, READ or FAILED.
     pub status: RecipientStatus,
+    /// When the platform says it happened (ms since epoch), if it says.
+    pub at_ms: Option<i64>,
     /// Why it failed.
     pub error: Option<String>,
+    /// Whether the failure means the contact opted out (WhatsApp 131050).
+    pub opt_out: bool,
 }
 
 /// A messaging platform.
 #[async_trait::async_trait]
 pub trait MessagingProvider: Send + Sync + 'static {
+    /// A short name for logs and metrics (`simulated`, `whatsapp`).
+    fn name(&self) -> &'static str;
+
     /// Sends one message; `Ok` is the platform's message id.
     async fn send(&self, message: &OutboundMessage) -> Result<String, SendError>;
 
     /// Receipts the platform has for us since the last call. Platforms that push callbacks
-    /// (to the operator `provider-events` route) return none.
+    /// (webhooks) return none.
     async fn receipts(&self) -> Result<Vec<StatusUpdate>, SendError> {
         Ok(Vec::new())
     }

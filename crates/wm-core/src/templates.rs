@@ -196,10 +196,43 @@ pub fn render(body: &str, vars: &BTreeMap<String, VarSource>, contact: &ContactV
     out
 }
 
+/// The values of the body's variables in position order (`{{1}}`, `{{2}}`, …), as a
+/// platform that fills templates itself (WhatsApp's body parameters) wants them; a missing
+/// field gives `""`.
+pub fn parameters(
+    body: &str,
+    vars: &BTreeMap<String, VarSource>,
+    contact: &ContactValues,
+) -> Vec<String> {
+    positions(body)
+        .iter()
+        .map(|p| match vars.get(p) {
+            Some(VarSource::Fixed(text)) => text.clone(),
+            Some(VarSource::Field(field)) => contact.get(*field).unwrap_or("").to_owned(),
+            None => String::new(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn parameters_follow_the_positions() {
+        let body = "Hola {{1}}, pedido {{2}} ({{1}}) y {{10}}";
+        let vars = parse_variables(
+            &map(json!({"1": "{{firstName}}", "2": "A-100", "10": "{{company}}"})),
+            &positions(body),
+        )
+        .unwrap();
+        let c = ContactValues {
+            full_name: Some("Ana Pérez"),
+            ..Default::default()
+        };
+        assert_eq!(parameters(body, &vars, &c), vec!["Ana", "A-100", ""]);
+    }
 
     fn map(v: Value) -> Map<String, Value> {
         match v {

@@ -19,7 +19,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the HTTP server (migrates the database first).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Apply pending migrations and exit.
     Migrate(DbArgs),
 }
@@ -75,9 +75,32 @@ pub struct ServeArgs {
     /// Requests handled at once; beyond it 503 (`/health` is exempt).
     #[arg(long, env = "WM_MAX_IN_FLIGHT", default_value_t = 1024)]
     pub max_in_flight: usize,
-    /// Messaging provider.
-    #[arg(long, env = "WM_PROVIDER", default_value = "simulated", value_parser = ["simulated"])]
+    /// Messaging provider: `simulated` (demos, tests) or `whatsapp` (the Cloud API).
+    #[arg(long, env = "WM_PROVIDER", default_value = "simulated", value_parser = ["simulated", "whatsapp"])]
     pub provider: String,
+    /// The Graph API base URL (tests point it at a fake).
+    #[arg(
+        long,
+        env = "WM_WHATSAPP_GRAPH_URL",
+        default_value = "https://graph.facebook.com"
+    )]
+    pub whatsapp_graph_url: String,
+    /// The Graph API version.
+    #[arg(long, env = "WM_WHATSAPP_API_VERSION", default_value = "v24.0")]
+    pub whatsapp_api_version: String,
+    /// The Meta app secret: platform webhooks are signed with it (`X-Hub-Signature-256`).
+    #[arg(long, env = "WM_WHATSAPP_APP_SECRET", hide_env_values = true)]
+    pub whatsapp_app_secret: Option<String>,
+    /// The token Meta echoes in the webhook verification handshake.
+    #[arg(long, env = "WM_WHATSAPP_VERIFY_TOKEN", hide_env_values = true)]
+    pub whatsapp_verify_token: Option<String>,
+    /// How long an attempt whose outcome is unknown waits for a status before it fails as
+    /// "outcome unknown" and is refunded.
+    #[arg(long, env = "WM_WHATSAPP_RECONCILE_AFTER", default_value = "15m", value_parser = parse_duration)]
+    pub whatsapp_reconcile_after: Duration,
+    /// 32 bytes in base64: encrypts platform access tokens at rest.
+    #[arg(long, env = "WM_SECRET_KEY", hide_env_values = true)]
+    pub secret_key: Option<String>,
     /// Messages per second per sender number.
     #[arg(long, env = "WM_PROVIDER_MPS", default_value_t = 80)]
     pub provider_mps: u32,
@@ -179,6 +202,7 @@ mod tests {
         let Command::Serve(a) = cli.command else {
             panic!("serve")
         };
+        let a = *a;
         assert!(a.allow_insecure_webhooks);
     }
 
@@ -188,6 +212,7 @@ mod tests {
         let Command::Serve(a) = cli.command else {
             panic!("serve")
         };
+        let a = *a;
         assert_eq!(a.listen.to_string(), "127.0.0.1:8080");
         assert_eq!(a.rate_limit_per_minute, 600);
         assert_eq!(a.provider_mps, 80);

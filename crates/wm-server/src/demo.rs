@@ -177,13 +177,13 @@ async fn seed_campaign_kit(state: &AppState, org: Uuid) -> anyhow::Result<()> {
     use wm_types::Money;
     use wm_types::campaigns::{CreatePhoneNumber, CreateTemplate, TemplateCategory, TopUp};
     let err = |e: crate::error::ApiError| anyhow::anyhow!("{e}");
-    catalog::add_number(
+    crate::services::phone_numbers::create(
         state,
         org,
         CreatePhoneNumber {
             number_e164: "+525550000001".into(),
             display_name: "wm demo".into(),
-            quality_rating: None,
+            ..Default::default()
         },
     )
     .await

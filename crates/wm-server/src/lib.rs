@@ -40,6 +40,7 @@ pub mod openapi;
 pub mod provider;
 pub mod rate_limit;
 pub mod routes;
+pub mod secrets;
 pub mod services;
 pub mod state;
 pub mod views;
@@ -73,6 +74,7 @@ pub fn router(state: AppState) -> Router {
         .route("/health", get(health))
         .route("/openapi.json", get(openapi_json))
         .route("/docs", get(docs))
+        .merge(routes::platform_whatsapp::router())
         .merge(api)
         .merge(admin)
         .method_not_allowed_fallback(method_not_allowed)
@@ -129,6 +131,18 @@ pub fn random_token() -> String {
 /// Runs the server until Ctrl-C or SIGTERM: connects, migrates, seeds the demo when asked,
 /// prints the operator token when it was generated, and listens.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // Refuse a bad key before touching anything.
+    let secret_key = args
+        .secret_key
+        .as_deref()
+        .map(secrets::SecretKey::from_base64)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("WM_SECRET_KEY: {e}"))?;
+    if args.provider == "whatsapp" && secret_key.is_none() {
+        anyhow::bail!(
+            "WM_PROVIDER=whatsapp needs WM_SECRET_KEY (32 bytes in base64) to keep the numbers' access tokens encrypted"
+        );
+    }
     let db = db::Db::connect(&args.db.database_url).await?;
     db.migrate().await?;
     let generated = args.admin_token.is_none();
@@ -140,8 +154,31 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         allow_insecure_webhooks: args.allow_insecure_webhooks,
         provider_mps: args.provider_mps,
         limits: args.limits(),
+        reconcile_after: args.whatsapp_reconcile_after,
+        whatsapp: state::WhatsAppSettings {
+            graph_url: args.whatsapp_graph_url.clone(),
+            api_version: args.whatsapp_api_version.clone(),
+            app_secret: args.whatsapp_app_secret.clone(),
+            verify_token: args.whatsapp_verify_token.clone(),
+        },
     };
-    let state = AppState::new(db, Arc::new(wm_core::time::SystemClock), settings);
+    let provider: Arc<dyn wm_core::provider::MessagingProvider> = match args.provider.as_str() {
+        "whatsapp" => Arc::new(
+            provider::whatsapp::WhatsAppProvider::new(
+                &settings.whatsapp.graph_url,
+                &settings.whatsapp.api_version,
+            )
+            .map_err(|e| anyhow::anyhow!("the WhatsApp client: {e}"))?,
+        ),
+        _ => Arc::new(provider::simulated::SimulatedProvider::new(db.clone())),
+    };
+    let state = AppState::build(
+        db,
+        Arc::new(wm_core::time::SystemClock),
+        settings,
+        provider,
+        secret_key,
+    );
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     let base = format!("http://{}/api/v1", listener.local_addr()?);
     if generated {

@@ -12,7 +12,7 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     match Cli::parse().command {
-        Command::Serve(args) => wm_server::serve(args).await,
+        Command::Serve(args) => wm_server::serve(*args).await,
         Command::Migrate(args) => {
             let db = wm_server::db::Db::connect(&args.database_url).await?;
             db.migrate().await?;

@@ -26,6 +26,45 @@ pub struct Settings {
     pub provider_mps: u32,
     /// Timeouts and caps of the HTTP listener ([`crate::run`]).
     pub limits: crate::listener::Limits,
+    /// How long an attempt whose outcome is unknown waits for a status.
+    pub reconcile_after: std::time::Duration,
+    /// WhatsApp Cloud API settings.
+    pub whatsapp: WhatsAppSettings,
+}
+
+/// WhatsApp Cloud API settings (`WM_WHATSAPP_*`).
+#[derive(Clone)]
+pub struct WhatsAppSettings {
+    /// Graph API base URL.
+    pub graph_url: String,
+    /// Graph API version (`v24.0`).
+    pub api_version: String,
+    /// The app secret that signs platform webhooks (none: the intake refuses them).
+    pub app_secret: Option<String>,
+    /// The verification handshake's token (none: the handshake is refused).
+    pub verify_token: Option<String>,
+}
+
+impl std::fmt::Debug for WhatsAppSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WhatsAppSettings")
+            .field("graph_url", &self.graph_url)
+            .field("api_version", &self.api_version)
+            .field("app_secret", &self.app_secret.as_ref().map(|_| "<set>"))
+            .field("verify_token", &self.verify_token.as_ref().map(|_| "<set>"))
+            .finish()
+    }
+}
+
+impl Default for WhatsAppSettings {
+    fn default() -> Self {
+        WhatsAppSettings {
+            graph_url: "https://graph.facebook.com".into(),
+            api_version: "v24.0".into(),
+            app_secret: None,
+            verify_token: None,
+        }
+    }
 }
 
 impl Settings {
@@ -38,6 +77,8 @@ impl Settings {
             allow_insecure_webhooks: false,
             provider_mps: 80,
             limits: crate::listener::Limits::default(),
+            reconcile_after: std::time::Duration::from_secs(15 * 60),
+            whatsapp: WhatsAppSettings::default(),
         }
     }
 }
@@ -66,6 +107,11 @@ pub struct Inner {
     pub pacer: Pacer,
     /// Wakes the campaign worker when a send was accepted.
     pub campaign_wake: tokio::sync::Notify,
+    /// Encrypts platform access tokens at rest (`WM_SECRET_KEY`; none: tokens cannot be
+    /// stored).
+    pub secret_key: Option<crate::secrets::SecretKey>,
+    /// The Cloud API client, for template sync (whatever the sending provider is).
+    pub whatsapp: Option<Arc<crate::provider::whatsapp::WhatsAppProvider>>,
 }
 
 impl AppState {
@@ -82,7 +128,27 @@ impl AppState {
         settings: Settings,
         provider: Arc<dyn MessagingProvider>,
     ) -> Self {
+        Self::build(db, clock, settings, provider, None)
+    }
+
+    /// Builds the state with everything: the platform, and the key for platform tokens.
+    pub fn build(
+        db: Db,
+        clock: Arc<dyn Clock>,
+        settings: Settings,
+        provider: Arc<dyn MessagingProvider>,
+        secret_key: Option<crate::secrets::SecretKey>,
+    ) -> Self {
+        let whatsapp = crate::provider::whatsapp::WhatsAppProvider::new(
+            &settings.whatsapp.graph_url,
+            &settings.whatsapp.api_version,
+        )
+        .map_err(|e| tracing::warn!(error = %e, "the WhatsApp client could not be built"))
+        .ok()
+        .map(Arc::new);
         AppState(Arc::new(Inner {
+            secret_key,
+            whatsapp,
             db,
             clock,
             provider,

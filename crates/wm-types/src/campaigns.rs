@@ -33,6 +33,12 @@ wire_enum!(
         Approved = "APPROVED",
         Pending = "PENDING",
         Rejected = "REJECTED",
+        Paused = "PAUSED",
+        Disabled = "DISABLED",
+        InAppeal = "IN_APPEAL",
+        PendingDeletion = "PENDING_DELETION",
+        Deleted = "DELETED",
+        LimitExceeded = "LIMIT_EXCEEDED",
     }
 );
 
@@ -91,6 +97,14 @@ pub struct PhoneNumber {
     pub display_name: String,
     /// Quality rating.
     pub quality_rating: QualityRating,
+    /// The platform's id of this number (WhatsApp `phone_number_id`), when configured.
+    pub platform_phone_number_id: Option<String>,
+    /// The WhatsApp Business Account it belongs to.
+    pub waba_id: Option<String>,
+    /// Whether an access token is stored (the token itself is never returned).
+    pub access_token_set: bool,
+    /// Messages per second for this number (null: the server's default pace).
+    pub mps: Option<u32>,
     /// Creation time.
     pub created_at: Timestamp,
 }
@@ -545,7 +559,7 @@ pub struct Wallet {
 }
 
 /// `POST /admin/organizations/{orgId}/phone-numbers`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreatePhoneNumber {
     /// `+` and digits.
@@ -555,6 +569,77 @@ pub struct CreatePhoneNumber {
     /// Default GREEN.
     #[serde(default)]
     pub quality_rating: Option<QualityRating>,
+    /// The platform's id of this number (WhatsApp `phone_number_id`).
+    #[serde(default)]
+    pub platform_phone_number_id: Option<String>,
+    /// The WhatsApp Business Account id (template sync and template webhooks use it).
+    #[serde(default)]
+    pub waba_id: Option<String>,
+    /// The platform access token (stored encrypted, never returned).
+    #[serde(default)]
+    pub access_token: Option<String>,
+    /// Messages per second for this number (numbers the platform upgraded).
+    #[serde(default)]
+    pub mps: Option<u32>,
+}
+
+/// `PATCH /admin/organizations/{orgId}/phone-numbers/{id}`: only sent fields change;
+/// `null` clears the platform fields.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdatePhoneNumber {
+    /// Display name.
+    #[serde(default)]
+    pub display_name: Option<String>,
+    /// Quality rating.
+    #[serde(default)]
+    pub quality_rating: Option<QualityRating>,
+    /// The platform's id of this number.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::common::double_option"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub platform_phone_number_id: Option<Option<String>>,
+    /// The WhatsApp Business Account id.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::common::double_option"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub waba_id: Option<Option<String>>,
+    /// The platform access token (stored encrypted, never returned).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::common::double_option"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub access_token: Option<Option<String>>,
+    /// Messages per second for this number.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::common::double_option"
+    )]
+    #[schemars(with = "Option<u32>")]
+    pub mps: Option<Option<u32>>,
+}
+
+/// What `POST /admin/organizations/{orgId}/templates/sync` did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TemplateSync {
+    /// WhatsApp Business Accounts read.
+    pub accounts: u64,
+    /// Templates the platform has that were new here.
+    pub created: u64,
+    /// Templates whose category, status or text changed.
+    pub updated: u64,
+    /// Templates already as the platform has them.
+    pub unchanged: u64,
 }
 
 /// `POST /admin/organizations/{orgId}/templates`.

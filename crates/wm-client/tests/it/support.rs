@@ -320,6 +320,10 @@ pub fn phone_number(n: u128) -> PhoneNumber {
         number_e164: "+14155550000".into(),
         display_name: "Shop".into(),
         quality_rating: QualityRating::Green,
+        platform_phone_number_id: None,
+        waba_id: None,
+        access_token_set: false,
+        mps: None,
         created_at: at(),
     }
 }

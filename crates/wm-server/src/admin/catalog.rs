@@ -5,9 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use wm_types::campaigns::{
-    CreatePhoneNumber, CreateTemplate, PhoneNumber, SetRates, Template, TopUp, Wallet,
-};
+use wm_types::campaigns::{CreateTemplate, SetRates, Template, TemplateSync, TopUp, Wallet};
 use wm_types::lookups::List;
 
 use super::org_of;
@@ -20,12 +18,12 @@ use crate::state::AppState;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route(
-            "/admin/organizations/{org_id}/phone-numbers",
-            get(numbers).post(add_number),
-        )
-        .route(
             "/admin/organizations/{org_id}/templates",
             get(templates).post(add_template),
+        )
+        .route(
+            "/admin/organizations/{org_id}/templates/sync",
+            post(sync_templates),
         )
         .route("/admin/organizations/{org_id}/wallet", get(wallet))
         .route("/admin/organizations/{org_id}/wallet/top-ups", post(top_up))
@@ -33,28 +31,6 @@ pub fn router() -> Router<AppState> {
             "/admin/organizations/{org_id}/rates",
             get(rates).put(set_rates),
         )
-}
-
-async fn numbers(
-    State(s): State<AppState>,
-    Path(org): Path<String>,
-    _: NoQuery,
-) -> ApiResult<Json<List<PhoneNumber>>> {
-    let org = org_of(&s, &org).await?;
-    Ok(Json(catalog::numbers(&s, org).await?))
-}
-
-async fn add_number(
-    State(s): State<AppState>,
-    Path(org): Path<String>,
-    _: NoQuery,
-    ValidatedJson(body): ValidatedJson<CreatePhoneNumber>,
-) -> ApiResult<(StatusCode, Json<PhoneNumber>)> {
-    let org = org_of(&s, &org).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(catalog::add_number(&s, org, body).await?),
-    ))
 }
 
 async fn templates(
@@ -118,4 +94,14 @@ async fn set_rates(
 ) -> ApiResult<Json<SetRates>> {
     let org = org_of(&s, &org).await?;
     Ok(Json(catalog::set_rates(&s, org, body).await?))
+}
+
+async fn sync_templates(
+    State(s): State<AppState>,
+    Path(org): Path<String>,
+    _: NoQuery,
+    _: crate::extract::NoBody,
+) -> ApiResult<Json<TemplateSync>> {
+    let org = org_of(&s, &org).await?;
+    Ok(Json(crate::services::template_sync::sync(&s, org).await?))
 }

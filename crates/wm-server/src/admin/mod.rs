@@ -23,6 +23,7 @@ pub mod conversations;
 pub mod deals;
 pub mod lifecycle_stages;
 pub mod organizations;
+pub mod phone_numbers;
 pub mod platform;
 pub mod users;
 pub mod webhooks;
@@ -38,6 +39,7 @@ pub fn router() -> Router<AppState> {
         .merge(deals::router())
         .merge(automations::router())
         .merge(catalog::router())
+        .merge(phone_numbers::router())
         .merge(conversations::router())
         .merge(platform::router())
         .merge(webhooks::router())

@@ -1,7 +1,8 @@
 //! The simulated messaging platform: accepts every message except to numbers ending in
-//! 0000 ("Recipient is not a messaging account"); accepted ones are SENT, then a DELIVERED
-//! receipt follows. Its message log lives in the database, keyed by the idempotency key, so
-//! a message re-sent after a crash is not sent twice, even across restarts.
+//! 0000 ("Recipient is not a messaging account"); accepted ones get a DELIVERED receipt
+//! carrying the message's correlation id. It keeps one row per send in the database and
+//! does not de-duplicate, exactly like a real platform without idempotency keys, so the
+//! pipeline's at-most-once guarantee is what keeps a message from being sent twice.
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
@@ -9,7 +10,7 @@ use wm_core::provider::{MessagingProvider, OutboundMessage, SendError, StatusUpd
 use wm_types::enums::RecipientStatus;
 
 use crate::db::Db;
-use crate::db::entities::simulated_message;
+use crate::db::entities::simulated_send;
 
 /// Why the simulated platform refuses a number.
 pub const NOT_A_MESSAGING_ACCOUNT: &str = "Recipient is not a messaging account";
@@ -27,49 +28,51 @@ impl SimulatedProvider {
 }
 
 fn unavailable(e: impl std::fmt::Display) -> SendError {
-    SendError::Unavailable(e.to_string())
+    SendError::RetryLater(e.to_string())
 }
 
 #[async_trait::async_trait]
 impl MessagingProvider for SimulatedProvider {
+    fn name(&self) -> &'static str {
+        "simulated"
+    }
+
     async fn send(&self, m: &OutboundMessage) -> Result<String, SendError> {
         let accepted = !m.to.ends_with("0000");
-        let now = chrono::Utc::now().timestamp_millis();
+        let id = format!("sim.{}", uuid::Uuid::now_v7().simple());
         let txn = self.db.write().await.map_err(unavailable)?;
-        simulated_message::Entity::insert(simulated_message::ActiveModel {
-            idempotency_key: Set(m.idempotency_key.clone()),
-            provider_message_id: Set(format!("sim.{}", uuid::Uuid::now_v7().simple())),
+        simulated_send::Entity::insert(simulated_send::ActiveModel {
+            provider_message_id: Set(id.clone()),
+            correlation_id: Set(m.correlation_id.clone()),
             sender: Set(m.from.clone()),
             recipient: Set(m.to.clone()),
             body: Set(m.body.clone()),
             accepted: Set(accepted),
             receipt_sent: Set(false),
-            created_at: Set(now),
+            created_at: Set(chrono::Utc::now().timestamp_millis()),
         })
-        .on_conflict_do_nothing_on([simulated_message::Column::IdempotencyKey])
-        .exec(&*txn)
+        .exec_without_returning(&*txn)
         .await
         .map_err(unavailable)?;
-        let row = simulated_message::Entity::find_by_id(m.idempotency_key.clone())
-            .one(&*txn)
-            .await
-            .map_err(unavailable)?
-            .ok_or_else(|| unavailable("message log row missing"))?;
         txn.commit().await.map_err(unavailable)?;
-        if row.accepted {
-            Ok(row.provider_message_id)
+        if accepted {
+            Ok(id)
         } else {
-            Err(SendError::Rejected(NOT_A_MESSAGING_ACCOUNT.to_owned()))
+            Err(SendError::Rejected {
+                reason: NOT_A_MESSAGING_ACCOUNT.to_owned(),
+                opt_out: false,
+            })
         }
     }
 
     async fn receipts(&self) -> Result<Vec<StatusUpdate>, SendError> {
         let txn = self.db.write().await.map_err(unavailable)?;
-        let rows: Vec<String> = simulated_message::Entity::find()
+        let rows: Vec<(String, String)> = simulated_send::Entity::find()
             .select_only()
-            .column(simulated_message::Column::ProviderMessageId)
-            .filter(simulated_message::Column::Accepted.eq(true))
-            .filter(simulated_message::Column::ReceiptSent.eq(false))
+            .column(simulated_send::Column::ProviderMessageId)
+            .column(simulated_send::Column::CorrelationId)
+            .filter(simulated_send::Column::Accepted.eq(true))
+            .filter(simulated_send::Column::ReceiptSent.eq(false))
             .limit(5000)
             .into_tuple()
             .all(&*txn)
@@ -78,19 +81,25 @@ impl MessagingProvider for SimulatedProvider {
         if rows.is_empty() {
             return Ok(Vec::new());
         }
-        simulated_message::Entity::update_many()
-            .col_expr(simulated_message::Column::ReceiptSent, Expr::val(true))
-            .filter(simulated_message::Column::ProviderMessageId.is_in(rows.clone()))
-            .exec(&*txn)
-            .await
-            .map_err(unavailable)?;
+        let ids: Vec<String> = rows.iter().map(|(id, _)| id.clone()).collect();
+        for chunk in ids.chunks(500) {
+            simulated_send::Entity::update_many()
+                .col_expr(simulated_send::Column::ReceiptSent, Expr::val(true))
+                .filter(simulated_send::Column::ProviderMessageId.is_in(chunk.to_vec()))
+                .exec(&*txn)
+                .await
+                .map_err(unavailable)?;
+        }
         txn.commit().await.map_err(unavailable)?;
         Ok(rows
             .into_iter()
-            .map(|id| StatusUpdate {
+            .map(|(id, correlation)| StatusUpdate {
                 provider_message_id: id,
+                correlation_id: Some(correlation),
                 status: RecipientStatus::Delivered,
+                at_ms: None,
                 error: None,
+                opt_out: false,
             })
             .collect())
     }

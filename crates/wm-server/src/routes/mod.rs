@@ -10,6 +10,7 @@ pub mod contacts;
 pub mod conversations;
 pub mod lifecycle_stages;
 pub mod phone_numbers;
+pub mod platform_whatsapp;
 pub mod reports;
 pub mod templates;
 pub mod users;

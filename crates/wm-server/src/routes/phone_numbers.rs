@@ -8,7 +8,6 @@ use wm_types::lookups::List;
 
 use crate::error::ApiResult;
 use crate::extract::{Authed, CampaignsRead, NoQuery};
-use crate::services::catalog;
 use crate::state::AppState;
 
 /// The sender number routes.
@@ -21,5 +20,7 @@ async fn list(
     auth: Authed<CampaignsRead>,
     _: NoQuery,
 ) -> ApiResult<Json<List<PhoneNumber>>> {
-    Ok(Json(catalog::numbers(&s, auth.org_id).await?))
+    Ok(Json(
+        crate::services::phone_numbers::list(&s, auth.org_id).await?,
+    ))
 }

@@ -714,6 +714,9 @@ pub async fn add_audience(
             failed_at: Set(None),
             error_message: Set(None),
             created_at: Set(now),
+            attempt_at: Set(None),
+            retry_at: Set(None),
+            retries: Set(0),
         });
     }
     result.eligible = rows.len() as u64;
@@ -946,7 +949,7 @@ pub async fn resume(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign
     let mut f = facts(&*txn, &c, limit, now).await?;
     // A batch charged before the pause goes out first; the next one is charged at its
     // time (and pauses the campaign again then if the wallet cannot pay it).
-    let paid_batch_waiting = !sending::queued(&*txn, c.id, 1).await?.is_empty();
+    let paid_batch_waiting = sending::paid_batch_waiting(&*txn, c.id).await?;
     if paid_batch_waiting {
         f.balance_covers_next_batch = true;
     }

@@ -3,18 +3,16 @@
 
 use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use uuid::Uuid;
-use wm_core::phone::Phone;
 use wm_core::pricing::allowance_covered;
 use wm_types::Timestamp;
 use wm_types::campaigns::{
-    CreatePhoneNumber, CreateTemplate, LedgerKind, PhoneNumber, QualityRating, SetRates, Template,
-    TemplateCategory, TemplateStatus, TopUp, Wallet,
+    CreateTemplate, LedgerKind, SetRates, Template, TemplateCategory, TemplateStatus, TopUp, Wallet,
 };
 use wm_types::lookups::List;
 
-use crate::db::entities::{organization, phone_number, template};
+use crate::db::entities::{organization, template};
 use crate::db::tenant::in_org;
-use crate::error::{ApiError, ApiResult, is_unique_violation};
+use crate::error::{ApiError, ApiResult};
 use crate::services::{sending, wallet};
 use crate::state::AppState;
 
@@ -28,16 +26,6 @@ fn template_view(t: template::Model) -> Template {
         body_text: t.body_text,
         status: TemplateStatus::parse(&t.status).unwrap_or(TemplateStatus::Unknown),
         created_at: Timestamp::from_millis(t.created_at),
-    }
-}
-
-fn number_view(p: phone_number::Model) -> PhoneNumber {
-    PhoneNumber {
-        id: p.id,
-        number_e164: p.number_e164,
-        display_name: p.display_name,
-        quality_rating: QualityRating::parse(&p.quality_rating).unwrap_or(QualityRating::Unknown),
-        created_at: Timestamp::from_millis(p.created_at),
     }
 }
 
@@ -77,50 +65,6 @@ pub async fn add_template(
     .await?;
     txn.commit().await?;
     Ok(template_view(row))
-}
-
-/// The organisation's sender numbers.
-pub async fn numbers(state: &AppState, org: Uuid) -> ApiResult<List<PhoneNumber>> {
-    let rows = in_org::<phone_number::Entity>(org)
-        .order_by_asc(phone_number::Column::CreatedAt)
-        .all(&state.db.conn)
-        .await?;
-    Ok(List {
-        data: rows.into_iter().map(number_view).collect(),
-    })
-}
-
-/// Adds a sender number (409 when the organisation has it already).
-pub async fn add_number(
-    state: &AppState,
-    org: Uuid,
-    body: CreatePhoneNumber,
-) -> ApiResult<PhoneNumber> {
-    let phone = Phone::parse(&body.number_e164).map_err(|_| ApiError::invalid("numberE164 must be a phone number in international format (+ followed by 6 to 15 digits)"))?;
-    let txn = state.db.write().await?;
-    let row = phone_number::Entity::insert(phone_number::ActiveModel {
-        id: Set(Uuid::now_v7()),
-        organization_id: Set(org),
-        number_e164: Set(phone.as_str().to_owned()),
-        display_name: Set(body.display_name.trim().to_owned()),
-        quality_rating: Set(body
-            .quality_rating
-            .unwrap_or(QualityRating::Green)
-            .as_str()
-            .to_owned()),
-        created_at: Set(state.now_ms()),
-    })
-    .exec_with_returning(&*txn)
-    .await
-    .map_err(|e| {
-        if is_unique_violation(&e) {
-            ApiError::conflict("The organization already has this number.")
-        } else {
-            e.into()
-        }
-    })?;
-    txn.commit().await?;
-    Ok(number_view(row))
 }
 
 /// The wallet with its latest ledger entries and the allowance left this month.

@@ -31,6 +31,17 @@ pub struct InboundResult {
 /// MESSAGING_APP_A_INBOUND) and marks their latest SENT/DELIVERED/READ campaign message
 /// REPLIED. It lands in the contact's OPEN conversation on that channel (opened if needed).
 pub async fn inbound(state: &AppState, org: Uuid, body: Inbound) -> ApiResult<InboundResult> {
+    inbound_replying(state, org, body, None).await
+}
+
+/// [`inbound`] for a message that quotes one of ours (`replied_to`: the platform's id of the
+/// campaign message it answers); that message is marked REPLIED rather than the latest.
+pub async fn inbound_replying(
+    state: &AppState,
+    org: Uuid,
+    body: Inbound,
+    replied_to: Option<&str>,
+) -> ApiResult<InboundResult> {
     let conn = &state.db.conn;
     let external = wm_core::contacts::normalize_external_id(body.channel_type, &body.external_id)
         .map_err(ApiError::invalid)?;
@@ -92,7 +103,7 @@ pub async fn inbound(state: &AppState, org: Uuid, body: Inbound) -> ApiResult<In
         now,
     )
     .await?;
-    let replied_campaign = sending::mark_replied(&*txn, org, contact_id, now).await?;
+    let replied_campaign = sending::mark_replied(&*txn, org, contact_id, replied_to, now).await?;
     txn.commit().await?;
     Ok(InboundResult {
         contact_id,
@@ -108,10 +119,14 @@ pub async fn provider_event(state: &AppState, org: Uuid, body: ProviderEvent) ->
     let txn = state.db.write().await?;
     let update = StatusUpdate {
         provider_message_id: body.provider_message_id,
+        correlation_id: None,
         status: body.status,
+        at_ms: None,
         error: body.error,
+        opt_out: false,
     };
-    let applied = sending::apply_status(&*txn, Some(org), &update, now).await?;
+    let applied = crate::services::statuses::apply(&*txn, Some(org), &update, now).await?
+        == crate::services::statuses::Applied::Moved;
     txn.commit().await?;
     Ok(applied)
 }

@@ -1,6 +1,7 @@
 //! Services: each use case as one function that runs its checks and writes in one
 //! transaction (events included) and returns wire types. Handlers only parse and call these.
 
+pub mod attempts;
 pub mod automations;
 pub mod campaigns;
 pub mod catalog;
@@ -8,7 +9,11 @@ pub mod contacts;
 pub mod conversations;
 pub mod inbound;
 pub mod organizations;
+pub mod phone_numbers;
+pub mod platform;
 pub mod reports;
 pub mod sending;
+pub mod statuses;
+pub mod template_sync;
 pub mod wallet;
 pub mod webhooks;

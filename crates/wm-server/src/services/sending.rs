@@ -16,9 +16,8 @@ use sea_orm::{
 use uuid::Uuid;
 use wm_core::messaging::{Ineligible, messageable};
 use wm_core::pricing::{RateCard, allowance_covered};
-use wm_core::provider::StatusUpdate;
 use wm_types::Money;
-use wm_types::campaigns::{CampaignStatus, LedgerKind, TemplateCategory};
+use wm_types::campaigns::{CampaignStatus, TemplateCategory};
 use wm_types::enums::RecipientStatus;
 use wm_types::events::{CampaignFinishedData, EventKind};
 
@@ -326,21 +325,19 @@ pub async fn charge_next_batch(
     })
 }
 
-/// Recipients charged and waiting for the platform.
-pub async fn queued(
+/// Whether a batch charged earlier still waits for the platform (queued, not attempted).
+pub async fn paid_batch_waiting(
     conn: &impl ConnectionTrait,
     campaign: Uuid,
-    limit: u64,
-) -> Result<Vec<recipient::Model>, DbErr> {
-    recipient::Entity::find()
+) -> Result<bool, DbErr> {
+    Ok(recipient::Entity::find()
         .filter(recipient::Column::CampaignId.eq(campaign))
         .filter(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
         .filter(recipient::Column::QueuedAt.is_not_null())
-        .order_by_asc(recipient::Column::QueuedAt)
-        .order_by_asc(recipient::Column::Id)
-        .limit(limit)
-        .all(conn)
-        .await
+        .filter(recipient::Column::AttemptAt.is_null())
+        .count(conn)
+        .await?
+        > 0)
 }
 
 /// Recipients still pending (queued or not).
@@ -352,59 +349,31 @@ pub async fn pending_count(conn: &impl ConnectionTrait, campaign: Uuid) -> Resul
         .await
 }
 
-/// Records what the platform answered for one message: SENT, or FAILED and refunded.
-pub async fn record_send(
+/// Pauses a campaign with a stop reason set by the service (balance, platform), when it is
+/// SENDING or SCHEDULED; `false` when it was not.
+pub async fn pause_with(
     conn: &impl ConnectionTrait,
-    r: &recipient::Model,
-    result: Result<String, String>,
-    campaign_name: &str,
+    campaign_id: Uuid,
+    stop_reason: &str,
     now: i64,
-) -> Result<(), DbErr> {
-    let pending = recipient::Column::Status.eq(RecipientStatus::Pending.as_str());
-    match result {
-        Ok(provider_id) => {
-            recipient::Entity::update_many()
-                .col_expr(
-                    recipient::Column::Status,
-                    Expr::val(RecipientStatus::Sent.as_str()),
-                )
-                .col_expr(recipient::Column::SentAt, Expr::val(now))
-                .col_expr(recipient::Column::ProviderMessageId, Expr::val(provider_id))
-                .filter(recipient::Column::Id.eq(r.id))
-                .filter(pending)
-                .exec(conn)
-                .await?;
-        }
-        Err(reason) => {
-            let done = recipient::Entity::update_many()
-                .col_expr(
-                    recipient::Column::Status,
-                    Expr::val(RecipientStatus::Failed.as_str()),
-                )
-                .col_expr(recipient::Column::FailedAt, Expr::val(now))
-                .col_expr(recipient::Column::ErrorMessage, Expr::val(reason))
-                .col_expr(recipient::Column::CostMicros, Expr::val(0))
-                .filter(recipient::Column::Id.eq(r.id))
-                .filter(pending)
-                .exec(conn)
-                .await?
-                .rows_affected;
-            if done > 0 {
-                let what = format!("Campaign \"{campaign_name}\": refund of a rejected message");
-                wallet::credit(
-                    conn,
-                    r.organization_id,
-                    LedgerKind::Refund,
-                    Money(r.cost_micros),
-                    Some(r.campaign_id),
-                    &what,
-                    now,
-                )
-                .await?;
-            }
-        }
-    }
-    Ok(())
+) -> Result<bool, DbErr> {
+    Ok(campaign::Entity::update_many()
+        .col_expr(
+            campaign::Column::Status,
+            Expr::val(CampaignStatus::Paused.as_str()),
+        )
+        .col_expr(campaign::Column::StopReason, Expr::val(stop_reason))
+        .col_expr(campaign::Column::PausedAt, Expr::val(now))
+        .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
+        .filter(campaign::Column::Id.eq(campaign_id))
+        .filter(campaign::Column::Status.is_in([
+            CampaignStatus::Sending.as_str(),
+            CampaignStatus::Scheduled.as_str(),
+        ]))
+        .exec(conn)
+        .await?
+        .rows_affected
+        > 0)
 }
 
 /// Completes a sending campaign with nothing pending: COMPLETED and `campaign.finished`.
@@ -458,77 +427,42 @@ pub async fn complete_if_done(
     Ok(true)
 }
 
-/// Moves a recipient along the funnel on a platform receipt; only forward. `org` limits it
-/// to one organisation (the operator route). Returns whether a recipient changed.
-pub async fn apply_status(
-    conn: &impl ConnectionTrait,
-    org: Option<Uuid>,
-    u: &StatusUpdate,
-    now: i64,
-) -> Result<bool, DbErr> {
-    use RecipientStatus as R;
-    let mut q = recipient::Entity::update_many()
-        .filter(recipient::Column::ProviderMessageId.eq(u.provider_message_id.clone()));
-    if let Some(org) = org {
-        q = q.filter(recipient::Column::OrganizationId.eq(org));
-    }
-    let (from, q): (&[R], _) = match u.status {
-        R::Delivered => (
-            &[R::Sent],
-            q.col_expr(recipient::Column::DeliveredAt, Expr::val(now)),
-        ),
-        R::Read => (
-            &[R::Sent, R::Delivered],
-            q.col_expr(recipient::Column::ReadAt, Expr::val(now))
-                .col_expr(
-                    recipient::Column::DeliveredAt,
-                    Expr::col(recipient::Column::DeliveredAt).if_null(now),
-                ),
-        ),
-        R::Failed => (
-            &[R::Sent, R::Delivered],
-            q.col_expr(recipient::Column::FailedAt, Expr::val(now))
-                .col_expr(
-                    recipient::Column::ErrorMessage,
-                    Expr::val(
-                        u.error
-                            .clone()
-                            .unwrap_or_else(|| "Failed after sending".to_owned()),
-                    ),
-                ),
-        ),
-        _ => return Ok(false),
-    };
-    let from: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
-    Ok(
-        q.col_expr(recipient::Column::Status, Expr::val(u.status.as_str()))
-            .filter(recipient::Column::Status.is_in(from))
-            .exec(conn)
-            .await?
-            .rows_affected
-            > 0,
-    )
-}
-
-/// Marks the contact's latest campaign message (SENT, DELIVERED or READ) as REPLIED.
+/// Marks the contact's campaign message that was replied to (by the platform's id of the
+/// message quoted, when the reply quotes one) or else their latest one (SENT, DELIVERED or
+/// READ) as REPLIED.
 pub async fn mark_replied(
     conn: &impl ConnectionTrait,
     org: Uuid,
     contact: Uuid,
+    replied_to: Option<&str>,
     now: i64,
 ) -> Result<bool, DbErr> {
     use RecipientStatus as R;
-    let latest = recipient::Entity::find()
-        .filter(recipient::Column::OrganizationId.eq(org))
-        .filter(recipient::Column::ContactId.eq(contact))
-        .filter(recipient::Column::Status.is_in([
-            R::Sent.as_str(),
-            R::Delivered.as_str(),
-            R::Read.as_str(),
-        ]))
-        .order_by_desc(recipient::Column::SentAt)
-        .one(conn)
-        .await?;
+    let open = [R::Sent.as_str(), R::Delivered.as_str(), R::Read.as_str()];
+    let base = || {
+        recipient::Entity::find()
+            .filter(recipient::Column::OrganizationId.eq(org))
+            .filter(recipient::Column::ContactId.eq(contact))
+            .filter(recipient::Column::Status.is_in(open))
+    };
+    let quoted = match replied_to {
+        Some(id) => {
+            base()
+                .filter(recipient::Column::ProviderMessageId.eq(id))
+                .one(conn)
+                .await?
+        }
+        None => None,
+    };
+    let latest = match quoted {
+        Some(r) => Some(r),
+        None => {
+            base()
+                .order_by_desc(recipient::Column::SentAt)
+                .one(conn)
+                .await?
+        }
+    };
     let Some(r) = latest else { return Ok(false) };
     recipient::Entity::update_many()
         .col_expr(recipient::Column::Status, Expr::val(R::Replied.as_str()))

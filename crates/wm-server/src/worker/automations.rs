@@ -419,20 +419,29 @@ impl AutomationWorker {
             txn.commit().await.map_err(db)?;
         }
         let message = OutboundMessage {
-            idempotency_key: format!("{}:{index}", run.id),
+            correlation_id: format!("{}:{index}", run.id),
             from: sender.number_e164.clone(),
+            account: crate::worker::dispatch::account(&self.state, &sender),
             to: phone.clone(),
             template: tpl.name.clone(),
             language: tpl.language.clone(),
+            parameters: Vec::new(),
             body: tpl.body_text.clone(),
         };
-        self.state.pacer.wait(sender.id).await;
+        let own_mps = sender.mps.and_then(|n| u32::try_from(n).ok());
+        self.state.pacer.wait(sender.id, own_mps).await;
         match self.state.provider.send(&message).await {
             Ok(id) => Ok(Acted::Sent(
                 price.0,
                 format!("template {} (message {id})", tpl.name),
             )),
-            Err(SendError::Rejected(reason)) | Err(SendError::Unavailable(reason)) => {
+            // Maybe sent: kept charged, never re-sent.
+            Err(SendError::Ambiguous(reason)) => Err(format!("outcome unknown: {reason}")),
+            Err(
+                SendError::Rejected { reason, .. }
+                | SendError::RetryLater(reason)
+                | SendError::Paused { reason, .. },
+            ) => {
                 let now = self.state.now_ms();
                 let txn = self.state.db.write().await.map_err(db)?;
                 let what = format!("Automation \"{}\": refund of a rejected message", a.name);

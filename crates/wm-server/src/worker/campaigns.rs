@@ -8,29 +8,17 @@
 //! crash is not sent twice, and nothing is charged twice. Sending is leased per campaign
 //! (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so replicas do not send the same campaign.
 
-use futures::StreamExt;
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 use wm_core::campaigns::{Action, Facts, transition};
-use wm_core::messaging::messageable;
-use wm_core::provider::{OutboundMessage, SendError};
-use wm_core::templates;
 use wm_types::campaigns::{CampaignStatus, STOP_INSUFFICIENT_BALANCE};
-use wm_types::enums::RecipientStatus;
 
 use crate::db::WriteTxn;
-use crate::db::entities::{campaign, contact, phone_number, recipient, template};
-use crate::services::{sending, wallet};
+use crate::db::entities::campaign;
+use crate::services::{sending, statuses, wallet};
 use crate::state::AppState;
-
-/// How long a worker holds a campaign while sending a chunk.
-const LEASE_MS: i64 = 60_000;
-/// Messages sent per chunk before the campaign's status is looked at again.
-const CHUNK: u64 = 200;
-/// Platform calls in flight at once for one campaign.
-const SEND_CONCURRENCY: usize = 16;
 
 /// What one pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -45,6 +33,14 @@ pub struct Outcome {
     pub sent: usize,
     /// Messages it rejected (refunded).
     pub rejected: usize,
+    /// Messages it asked to retry later (queued again, charged once).
+    pub retried: usize,
+    /// Messages whose outcome is unknown (left for a status or the reconciliation).
+    pub ambiguous: usize,
+    /// Attempts failed as "outcome unknown" after the reconciliation window.
+    pub reconciled: usize,
+    /// Platform webhooks applied (those the intake did not apply at once).
+    pub platform_events: usize,
     /// Receipts applied.
     pub receipts: usize,
     /// Campaigns completed.
@@ -83,7 +79,9 @@ impl CampaignWorker {
         self.start_scheduled(&mut out).await?;
         self.charge_due_batches(&mut out).await?;
         self.send_queued(&mut out).await?;
+        out.platform_events += crate::services::platform::apply_pending(&self.state, None).await?;
         self.apply_receipts(&mut out).await?;
+        self.reconcile(&mut out).await?;
         self.complete(&mut out).await?;
         Ok(out)
     }
@@ -146,20 +144,7 @@ impl CampaignWorker {
         c: &campaign::Model,
         now: i64,
     ) -> anyhow::Result<()> {
-        campaign::Entity::update_many()
-            .col_expr(
-                campaign::Column::Status,
-                Expr::val(CampaignStatus::Paused.as_str()),
-            )
-            .col_expr(
-                campaign::Column::StopReason,
-                Expr::val(STOP_INSUFFICIENT_BALANCE),
-            )
-            .col_expr(campaign::Column::PausedAt, Expr::val(now))
-            .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
-            .filter(campaign::Column::Id.eq(c.id))
-            .exec(conn)
-            .await?;
+        sending::pause_with(conn, c.id, STOP_INSUFFICIENT_BALANCE, now).await?;
         Ok(())
     }
 
@@ -260,175 +245,21 @@ impl CampaignWorker {
         Ok(())
     }
 
-    /// Leases a sending campaign with charged messages waiting.
-    async fn lease(&self) -> anyhow::Result<Option<campaign::Model>> {
-        let now = self.state.now_ms();
-        let txn = self.state.db.write().await?;
-        let waiting = sea_orm::sea_query::Query::select()
-            .column(recipient::Column::CampaignId)
-            .from(recipient::Entity)
-            .and_where(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
-            .and_where(recipient::Column::QueuedAt.is_not_null())
-            .to_owned();
-        let c = crate::db::skip_locked(
-            &self.state.db,
-            campaign::Entity::find()
-                .filter(campaign::Column::Status.eq(CampaignStatus::Sending.as_str()))
-                .filter(
-                    Condition::any()
-                        .add(campaign::Column::LockedUntil.is_null())
-                        .add(campaign::Column::LockedUntil.lte(now)),
-                )
-                .filter(campaign::Column::Id.in_subquery(waiting))
-                .order_by_asc(campaign::Column::UpdatedAt)
-                .limit(1),
-        )
-        .one(&*txn)
-        .await?;
-        if let Some(c) = &c {
-            campaign::Entity::update_many()
-                .col_expr(campaign::Column::LockedUntil, Expr::val(now + LEASE_MS))
-                .filter(campaign::Column::Id.eq(c.id))
-                .exec(&*txn)
-                .await?;
-        }
-        txn.commit().await?;
-        Ok(c)
-    }
-
-    async fn release(&self, id: Uuid) -> anyhow::Result<()> {
-        campaign::Entity::update_many()
-            .col_expr(
-                campaign::Column::LockedUntil,
-                Expr::val(Option::<i64>::None),
-            )
-            .filter(campaign::Column::Id.eq(id))
-            .exec(&self.state.db.conn)
-            .await?;
-        Ok(())
-    }
-
     /// Calls the platform for every charged message of every sending campaign.
     async fn send_queued(&self, out: &mut Outcome) -> anyhow::Result<()> {
-        while let Some(c) = self.lease().await? {
-            let result = self.send_campaign(&c, out).await;
-            self.release(c.id).await?;
-            result?;
-        }
-        Ok(())
+        super::dispatch::send_queued(&self.state, out).await
     }
 
-    async fn send_campaign(&self, c: &campaign::Model, out: &mut Outcome) -> anyhow::Result<()> {
-        let conn = &self.state.db.conn;
-        let Some(sender) = phone_number::Entity::find_by_id(c.phone_number_id)
-            .one(conn)
-            .await?
-        else {
-            return Ok(());
-        };
-        let Some(tpl) = template::Entity::find_by_id(c.template_id)
-            .one(conn)
-            .await?
-        else {
-            return Ok(());
-        };
-        let positions = templates::positions(&tpl.body_text);
-        let vars_json: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(&c.variables).unwrap_or_default();
-        let vars = templates::parse_variables(&vars_json, &positions).unwrap_or_default();
-        loop {
-            // A pause stops the remaining messages; sent ones stay sent.
-            let status = campaign::Entity::find_by_id(c.id)
-                .one(conn)
-                .await?
-                .map(|c| c.status);
-            if status.as_deref() != Some(CampaignStatus::Sending.as_str()) {
-                return Ok(());
-            }
-            let batch = sending::queued(conn, c.id, CHUNK).await?;
-            if batch.is_empty() {
-                return Ok(());
-            }
-            let ids: Vec<Uuid> = batch.iter().map(|r| r.contact_id).collect();
-            let contacts: std::collections::HashMap<Uuid, contact::Model> = contact::Entity::find()
-                .filter(contact::Column::Id.is_in(ids))
-                .all(conn)
-                .await?
-                .into_iter()
-                .map(|k| (k.id, k))
-                .collect();
-            // The contact may have opted out since the batch was charged: refunded, not sent.
-            let mut results = Vec::with_capacity(batch.len());
-            let mut messages: Vec<(usize, OutboundMessage)> = Vec::with_capacity(batch.len());
-            for (i, r) in batch.iter().enumerate() {
-                let k = contacts.get(&r.contact_id);
-                if let Some(k) = k
-                    && let Err(why) = messageable(k.opted_out, k.consent_given, Some(()))
-                {
-                    results.push((r, Err(why.reason().to_owned())));
-                    continue;
-                }
-                let values = templates::ContactValues {
-                    full_name: k.and_then(|k| k.full_name.as_deref()),
-                    primary_phone: Some(r.phone.as_str()),
-                    primary_email: k.and_then(|k| k.primary_email.as_deref()),
-                    company: k.and_then(|k| k.company.as_deref()),
-                    country: k.and_then(|k| k.country.as_deref()),
-                };
-                let message = OutboundMessage {
-                    idempotency_key: r.id.to_string(),
-                    from: sender.number_e164.clone(),
-                    to: r.phone.clone(),
-                    template: tpl.name.clone(),
-                    language: tpl.language.clone(),
-                    body: templates::render(&tpl.body_text, &vars, &values),
-                };
-                messages.push((i, message));
-            }
-            // Several calls in flight; the per-sender pacer still sets the rate.
-            let (state, from) = (self.state.clone(), sender.id);
-            let answers: Vec<(usize, Result<String, SendError>)> = futures::stream::iter(messages)
-                .map(|(i, m)| {
-                    let state = state.clone();
-                    async move {
-                        state.pacer.wait(from).await;
-                        (i, state.provider.send(&m).await)
-                    }
-                })
-                .buffer_unordered(SEND_CONCURRENCY)
-                .collect()
-                .await;
-            for (i, answer) in answers {
-                let r = &batch[i];
-                match answer {
-                    Ok(id) => results.push((r, Ok(id))),
-                    Err(SendError::Rejected(reason)) => results.push((r, Err(reason))),
-                    // Stays queued (charged once) and is tried on a later pass.
-                    Err(SendError::Unavailable(reason)) => {
-                        tracing::warn!(campaign = %c.id, %reason, "platform unavailable");
-                    }
-                }
-            }
-            if results.is_empty() {
-                return Ok(());
-            }
-            let now = self.state.now_ms();
-            let txn = self.state.db.write().await?;
-            for (r, result) in results {
-                match &result {
-                    Ok(_) => out.sent += 1,
-                    Err(_) => out.rejected += 1,
-                }
-                sending::record_send(&*txn, r, result, &c.name, now).await?;
-            }
-            campaign::Entity::update_many()
-                .col_expr(campaign::Column::LockedUntil, Expr::val(now + LEASE_MS))
-                .filter(campaign::Column::Id.eq(c.id))
-                .exec(&*txn)
-                .await?;
-            txn.commit().await?;
-            tokio::task::yield_now().await;
-        }
+    /// Attempts no status settled within the reconciliation window: FAILED "outcome
+    /// unknown" and refunded.
+    async fn reconcile(&self, out: &mut Outcome) -> anyhow::Result<()> {
+        let now = self.state.now_ms();
+        let window =
+            i64::try_from(self.state.settings.reconcile_after.as_millis()).unwrap_or(i64::MAX);
+        let txn = self.state.db.write().await?;
+        out.reconciled += crate::services::attempts::reconcile(&*txn, now, window).await?;
+        txn.commit().await?;
+        Ok(())
     }
 
     /// Delivery receipts the platform has for us.
@@ -445,7 +276,7 @@ impl CampaignWorker {
         let now = self.state.now_ms();
         let txn = self.state.db.write().await?;
         for u in &updates {
-            if sending::apply_status(&*txn, None, u, now).await? {
+            if statuses::apply(&*txn, None, u, now).await? == statuses::Applied::Moved {
                 out.receipts += 1;
             }
         }

@@ -4,6 +4,7 @@
 
 pub mod automations;
 pub mod campaigns;
+pub mod dispatch;
 pub mod webhooks;
 
 use std::time::Duration;

@@ -668,6 +668,10 @@ struct HangsAfter {
 
 #[async_trait::async_trait]
 impl MessagingProvider for HangsAfter {
+    fn name(&self) -> &'static str {
+        "hangs-after"
+    }
+
     async fn send(&self, m: &OutboundMessage) -> Result<String, SendError> {
         let r = self.inner.send(m).await;
         if self.seen.fetch_add(1, Ordering::SeqCst) + 1 >= self.n {
@@ -679,7 +683,7 @@ impl MessagingProvider for HangsAfter {
 
 #[tokio::test]
 async fn a_restart_mid_send_sends_and_charges_each_recipient_exactly_once() {
-    use sea_orm::{EntityTrait, PaginatorTrait};
+    use sea_orm::EntityTrait;
     let app = TestApp::new().await;
     let org = app.org().await;
     let s = setup(&org).await;
@@ -714,14 +718,23 @@ async fn a_restart_mid_send_sends_and_charges_each_recipient_exactly_once() {
     let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
     assert_eq!(c["status"], "COMPLETED");
     assert_eq!(c["stats"]["sent"], 30);
-    let sent_to_platform = wm_server::db::entities::simulated_message::Entity::find()
-        .count(&app.state.db.conn)
+    // The simulated platform keeps every send (no de-duplication): 30 rows, one per
+    // recipient, including those whose answers the crash lost (their receipts settled them).
+    use wm_server::db::entities::simulated_send;
+    let sends = simulated_send::Entity::find()
+        .all(&app.state.db.conn)
         .await
         .unwrap();
     assert_eq!(
-        sent_to_platform, 30,
+        sends.len(),
+        30,
         "each recipient reached the platform exactly once"
     );
+    let mut correlations: Vec<&str> = sends.iter().map(|s| s.correlation_id.as_str()).collect();
+    correlations.sort_unstable();
+    correlations.dedup();
+    assert_eq!(correlations.len(), 30);
+    assert_eq!(c["stats"]["delivered"], 30, "no receipt lost");
     let w = org.get("/wallet").await.ok(200);
     let charges: Vec<&Value> = w["recentEntries"]
         .as_array()

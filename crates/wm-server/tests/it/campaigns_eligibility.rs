@@ -5,7 +5,7 @@
 use chrono::Duration;
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::{Value, json};
-use wm_server::db::entities::simulated_message;
+use wm_server::db::entities::simulated_send;
 
 use crate::campaigns::{balance, campaign_to, contacts, setup, top_up};
 use crate::support::{Org, TestApp};
@@ -29,8 +29,8 @@ async fn phone_of(org: &Org<'_>, contact: &str) -> String {
 }
 
 async fn platform_messages_to(app: &TestApp, phone: &str) -> u64 {
-    simulated_message::Entity::find()
-        .filter(simulated_message::Column::Recipient.eq(phone))
+    simulated_send::Entity::find()
+        .filter(simulated_send::Column::Recipient.eq(phone))
         .count(&app.state.db.conn)
         .await
         .unwrap()

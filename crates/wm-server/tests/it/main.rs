@@ -28,3 +28,6 @@ mod transport;
 mod validation;
 mod webhooks;
 mod webhooks_ssrf;
+mod whatsapp;
+mod whatsapp_intake;
+mod whatsapp_kit;

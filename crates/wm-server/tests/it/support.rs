@@ -18,6 +18,10 @@ use wm_server::db::Db;
 use wm_server::state::{AppState, Settings};
 
 pub const ADMIN: &str = "test-admin-token";
+/// The WhatsApp app secret of [`TestApp::whatsapp`].
+pub const WA_SECRET: &str = "test-app-secret";
+/// The WhatsApp verify token of [`TestApp::whatsapp`].
+pub const WA_VERIFY: &str = "test-verify-token";
 
 /// Every scope of v1.
 pub const ALL_SCOPES: &[&str] = &[
@@ -139,6 +143,53 @@ impl TestApp {
         }
     }
 
+    /// A server whose platform is WhatsApp's Cloud API at `graph_url` (the fake), with a
+    /// secret key for tokens and the webhook app secret and verify token of [`WA_SECRET`]
+    /// and [`WA_VERIFY`].
+    pub async fn whatsapp(graph_url: &str, f: impl FnOnce(&mut Settings)) -> TestApp {
+        let db = fresh_database().await;
+        db.migrate().await.expect("migrate");
+        let clock = Arc::new(ManualClock::new(Utc::now()));
+        let mut settings = Settings::new(ADMIN);
+        settings.allow_insecure_webhooks = true;
+        settings.provider_mps = 0;
+        settings.whatsapp.graph_url = graph_url.to_owned();
+        settings.whatsapp.app_secret = Some(WA_SECRET.to_owned());
+        settings.whatsapp.verify_token = Some(WA_VERIFY.to_owned());
+        f(&mut settings);
+        let provider = Arc::new(
+            wm_server::provider::whatsapp::WhatsAppProvider::new(
+                &settings.whatsapp.graph_url,
+                &settings.whatsapp.api_version,
+            )
+            .expect("client")
+            .with_timeout(std::time::Duration::from_secs(2))
+            .expect("timeout"),
+        );
+        let key = wm_server::secrets::SecretKey::generate();
+        let state = AppState::build(db, clock.clone(), settings, provider, Some(key));
+        let router = Router::new().nest("/api/v1", wm_server::router(state.clone()));
+        TestApp {
+            state,
+            router,
+            clock,
+        }
+    }
+
+    /// Serves the router on a loopback port (for callers such as the platform's webhooks);
+    /// returns the base URL (`http://127.0.0.1:port/api/v1`).
+    pub async fn listen(&self) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let router = self.router.clone();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        format!("http://{addr}/api/v1")
+    }
+
     /// The same database and clock behind a new server state (a restart), optionally with
     /// another messaging platform.
     pub fn restart(
@@ -148,9 +199,10 @@ impl TestApp {
         let db = self.state.db.clone();
         let clock: Arc<dyn wm_core::time::Clock> = self.clock.clone();
         let settings = self.state.settings.clone();
+        let key = self.state.secret_key.clone();
         match provider {
-            Some(p) => AppState::with_provider(db, clock, settings, p),
-            None => AppState::new(db, clock, settings),
+            Some(p) => AppState::build(db, clock, settings, p, key),
+            None => AppState::build(db, clock, settings, self.state.provider.clone(), key),
         }
     }
 

@@ -12,6 +12,12 @@ pub struct Model {
     pub number_e164: String,
     pub display_name: String,
     pub quality_rating: String,
+    pub platform_phone_number_id: Option<String>,
+    pub waba_id: Option<String>,
+    /// The platform access token, encrypted with `WM_SECRET_KEY` (never returned).
+    pub access_token_enc: Option<String>,
+    /// Messages per second for this number (None: the server's `WM_PROVIDER_MPS`).
+    pub mps: Option<i32>,
     pub created_at: i64,
 }
 

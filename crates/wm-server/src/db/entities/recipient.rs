@@ -29,6 +29,12 @@ pub struct Model {
     pub failed_at: Option<i64>,
     pub error_message: Option<String>,
     pub created_at: i64,
+    /// When the platform call started (PENDING with this set = SENDING: never re-sent).
+    pub attempt_at: Option<i64>,
+    /// Not before this time (the platform asked to retry later).
+    pub retry_at: Option<i64>,
+    /// Retries asked by the platform so far (the backoff grows with them).
+    pub retries: i32,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

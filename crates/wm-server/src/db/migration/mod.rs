@@ -8,6 +8,7 @@ mod m0002_webhooks;
 mod m0003_campaigns;
 mod m0004_rate_overrides;
 mod m0005_inbox;
+mod m0006_platform;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -21,6 +22,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0003_campaigns::Migration),
             Box::new(m0004_rate_overrides::Migration),
             Box::new(m0005_inbox::Migration),
+            Box::new(m0006_platform::Migration),
         ]
     }
 }

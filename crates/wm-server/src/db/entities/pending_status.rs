@@ -1,21 +1,20 @@
-//! The `simulated_messages` table.
+//! The `pending_statuses` table: a status whose message is not known yet (it arrived before
+//! the send's answer was recorded), kept and applied when the message id is recorded.
 
 use sea_orm::entity::prelude::*;
 
 #[allow(missing_docs)]
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
-#[sea_orm(table_name = "simulated_messages")]
+#[sea_orm(table_name = "pending_statuses")]
 pub struct Model {
-    /// The recipient id: sending twice with one key sends once.
     #[sea_orm(primary_key, auto_increment = false)]
-    pub idempotency_key: String,
+    pub id: Uuid,
     pub provider_message_id: String,
-    pub sender: String,
-    pub recipient: String,
-    pub body: String,
-    pub accepted: bool,
-    /// Whether its DELIVERED receipt was handed out.
-    pub receipt_sent: bool,
+    pub correlation_id: Option<String>,
+    pub status: String,
+    pub at_ms: Option<i64>,
+    pub error: Option<String>,
+    pub opt_out: bool,
     pub created_at: i64,
 }
 

@@ -1,0 +1,425 @@
+//! Webhook reading on what `wm_fake_graph` posts (caught by a tiny receiver) and on the
+//! documented examples, written by hand.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::HeaderMap;
+use wm_core::provider::{MessagingProvider, OutboundMessage, PlatformAccount};
+use wm_fake_graph::{
+    Delivery, FakeGraph, FakeGraphOptions, InboundKind, InboundMessage, Injection, NumberSpec,
+    QualityUpdate, ReplyContext, StatusOptions, TemplateSpec, TemplateStatus, TemplateStatusUpdate,
+    WebhookConfig,
+};
+
+use super::*;
+use crate::provider::whatsapp::WhatsAppProvider;
+
+const SECRET: &str = "app-secret";
+const NUMBER_ID: &str = "106540352242922";
+const WABA_ID: &str = "102290129340398";
+const TOKEN: &str = "EAAG-token";
+
+type Caught = Arc<Mutex<Vec<(Option<String>, Bytes)>>>;
+
+/// A receiver that keeps every body with its `X-Hub-Signature-256`.
+async fn receiver() -> (String, Caught) {
+    let caught: Caught = Arc::default();
+    let sink = caught.clone();
+    let app = axum::Router::new().fallback(move |headers: HeaderMap, body: Bytes| {
+        let sink = sink.clone();
+        async move {
+            let sig = headers
+                .get("x-hub-signature-256")
+                .and_then(|v| v.to_str().ok());
+            sink.lock().unwrap().push((sig.map(str::to_owned), body));
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, caught)
+}
+
+async fn setup() -> (FakeGraph, Caught) {
+    let (url, caught) = receiver().await;
+    let webhook = WebhookConfig {
+        url,
+        app_secret: SECRET.into(),
+        statuses: StatusOptions {
+            read: true,
+            ..StatusOptions::default()
+        },
+        retry: Default::default(),
+    };
+    let opts = FakeGraphOptions {
+        webhook: Some(webhook),
+        ..FakeGraphOptions::default()
+    };
+    let fake = FakeGraph::start(opts).await.unwrap();
+    fake.register_number(NumberSpec {
+        phone_number_id: NUMBER_ID.into(),
+        waba_id: WABA_ID.into(),
+        display_phone_number: "15550783881".into(),
+        access_token: TOKEN.into(),
+    });
+    fake.register_template(TemplateSpec {
+        waba_id: WABA_ID.into(),
+        name: "promo".into(),
+        language: "en_US".into(),
+        category: "MARKETING".into(),
+        status: TemplateStatus::Approved,
+        body_text: "Hi {{1}}".into(),
+    });
+    (fake, caught)
+}
+
+fn message(to: &str, correlation_id: &str) -> OutboundMessage {
+    OutboundMessage {
+        correlation_id: correlation_id.into(),
+        from: "+15550783881".into(),
+        account: Some(PlatformAccount {
+            phone_number_id: NUMBER_ID.into(),
+            access_token: TOKEN.into(),
+        }),
+        to: to.into(),
+        template: "promo".into(),
+        language: "en_US".into(),
+        parameters: vec!["Ana".into()],
+        body: "Hi Ana".into(),
+    }
+}
+
+/// Every event caught so far, each body's signature checked first.
+async fn caught_events(fake: &FakeGraph, caught: &Caught) -> Vec<PlatformEvent> {
+    assert!(fake.wait_webhooks_idle(Duration::from_secs(5)).await);
+    let bodies = std::mem::take(&mut *caught.lock().unwrap());
+    let mut out = Vec::new();
+    for (sig, body) in bodies {
+        assert!(verify_signature(SECRET, sig.as_deref(), &body));
+        out.extend(parse(&body).unwrap());
+    }
+    out
+}
+
+fn statuses(events: &[PlatformEvent]) -> Vec<(&StatusUpdate, Option<i64>)> {
+    let mut out: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            PlatformEvent::Status {
+                phone_number_id,
+                update,
+                code,
+            } => {
+                assert_eq!(phone_number_id, NUMBER_ID);
+                Some((update, *code))
+            }
+            _ => None,
+        })
+        .collect();
+    out.sort_by_key(|(u, _)| u.status.as_str());
+    out
+}
+
+#[tokio::test]
+async fn status_webhooks_of_a_send_carry_the_correlation_id() {
+    let (fake, caught) = setup().await;
+    let wa = WhatsAppProvider::new(&fake.url(), "v23.0").unwrap();
+    let wamid = wa.send(&message("+5215512345678", "corr-1")).await.unwrap();
+    let events = caught_events(&fake, &caught).await;
+    let got = statuses(&events);
+    let names: Vec<_> = got.iter().map(|(u, _)| u.status).collect();
+    assert_eq!(
+        names,
+        [
+            RecipientStatus::Delivered,
+            RecipientStatus::Read,
+            RecipientStatus::Sent
+        ]
+    );
+    for (update, code) in got {
+        assert_eq!(update.provider_message_id, wamid);
+        assert_eq!(update.correlation_id.as_deref(), Some("corr-1"));
+        assert!(
+            update
+                .at_ms
+                .is_some_and(|ms| ms > 1_600_000_000_000 && ms % 1000 == 0)
+        );
+        assert_eq!(
+            (update.error.as_deref(), update.opt_out, code),
+            (None, false, None)
+        );
+    }
+    // Sent without a correlation id: none comes back.
+    wa.send(&message("+5215512340000", "")).await.unwrap();
+    let events = caught_events(&fake, &caught).await;
+    assert!(
+        statuses(&events)
+            .iter()
+            .all(|(u, _)| u.correlation_id.is_none())
+    );
+    fake.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_failed_status_carries_the_error_and_the_opt_out() {
+    let (fake, caught) = setup().await;
+    fake.inject(Injection::new("5215511110000", 131050).mode(Delivery::Async));
+    fake.inject(Injection::new("5215522220000", 131026).mode(Delivery::Async));
+    let wa = WhatsAppProvider::new(&fake.url(), "v23.0").unwrap();
+    wa.send(&message("+5215511110000", "opted-out"))
+        .await
+        .unwrap();
+    wa.send(&message("+5215522220000", "undeliverable"))
+        .await
+        .unwrap();
+    let events = caught_events(&fake, &caught).await;
+    let got = statuses(&events);
+    assert_eq!(got.len(), 2);
+    for (update, code) in got {
+        assert_eq!(update.status, RecipientStatus::Failed);
+        let error = update.error.as_deref().unwrap_or_default();
+        match update.correlation_id.as_deref() {
+            Some("opted-out") => {
+                assert_eq!(code, Some(131050));
+                assert!(update.opt_out);
+                assert!(error.starts_with(
+                    "(#131050) User has stopped receipt of marketing messages: Unable to deliver"
+                ));
+            }
+            _ => {
+                assert_eq!(code, Some(131026));
+                assert!(!update.opt_out);
+                assert!(error.starts_with("(#131026) Message undeliverable: Unable to deliver"));
+            }
+        }
+    }
+    fake.shutdown().await;
+}
+
+#[tokio::test]
+async fn inbound_messages_template_and_quality_updates() {
+    let (fake, caught) = setup().await;
+    let inbound = |kind, context: Option<&str>| InboundMessage {
+        phone_number_id: NUMBER_ID.into(),
+        from: "5215512345678".into(),
+        profile_name: Some("Ana".into()),
+        kind,
+        context: context.map(|id| ReplyContext {
+            id: id.into(),
+            from: None,
+        }),
+    };
+    let kinds = [
+        InboundKind::Text {
+            body: "hola".into(),
+        },
+        InboundKind::Button {
+            payload: "STOP".into(),
+            text: "Stop promotions".into(),
+        },
+        InboundKind::ButtonReply {
+            id: "b1".into(),
+            title: "Yes".into(),
+        },
+        InboundKind::ListReply {
+            id: "r1".into(),
+            title: "Tuesday".into(),
+            description: None,
+        },
+    ];
+    let mut wamids = Vec::new();
+    for (i, kind) in kinds.into_iter().enumerate() {
+        let context = (i > 0).then_some("wamid.OUT");
+        wamids.push(
+            fake.post_inbound(inbound(kind, context))
+                .await
+                .unwrap()
+                .wamid,
+        );
+    }
+    let update = TemplateStatusUpdate {
+        waba_id: WABA_ID.into(),
+        name: "promo".into(),
+        language: "en_US".into(),
+        event: "PAUSED".into(),
+        reason: None,
+        apply: true,
+    };
+    fake.post_template_status_update(update).await.unwrap();
+    let flagged = QualityUpdate {
+        phone_number_id: NUMBER_ID.into(),
+        event: "FLAGGED".into(),
+        current_limit: "TIER_1K".into(),
+        old_limit: None,
+        max_daily_conversations_per_business: None,
+    };
+    fake.post_quality_update(flagged).await.unwrap();
+    let events = caught_events(&fake, &caught).await;
+    let expect = [
+        ("text", "hola"),
+        ("button", "Stop promotions"),
+        ("interactive", "Yes"),
+        ("interactive", "Tuesday"),
+    ];
+    for (i, (kind, text)) in expect.into_iter().enumerate() {
+        let PlatformEvent::Inbound {
+            phone_number_id,
+            message_id,
+            from,
+            name,
+            at_ms,
+            kind: k,
+            text: t,
+            context_id,
+        } = &events[i]
+        else {
+            panic!("{:?}", events[i]);
+        };
+        assert_eq!(
+            (phone_number_id.as_str(), from.as_str()),
+            (NUMBER_ID, "5215512345678")
+        );
+        assert_eq!(Some(message_id), wamids[i].as_ref());
+        assert_eq!(
+            (name.as_deref(), k.as_str(), t.as_deref()),
+            (Some("Ana"), kind, Some(text))
+        );
+        assert!(at_ms.is_some());
+        assert_eq!(context_id.as_deref(), (i > 0).then_some("wamid.OUT"));
+    }
+    assert_eq!(
+        events[4],
+        PlatformEvent::TemplateStatus {
+            waba_id: WABA_ID.into(),
+            name: "promo".into(),
+            language: "en_US".into(),
+            status: "PAUSED".into(),
+            reason: None,
+        }
+    );
+    assert_eq!(
+        events[5],
+        PlatformEvent::Quality {
+            waba_id: WABA_ID.into(),
+            display_phone_number: "15550783881".into(),
+            event: "FLAGGED".into(),
+            rating: Some("RED"),
+        }
+    );
+    fake.shutdown().await;
+}
+
+/// The status example of the messages webhook reference, with a failure.
+const DOCUMENTED_FAILED: &str = r#"{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},"statuses":[{"id":"wamid.HBgLMTY0Njc=","status":"failed","timestamp":"1750263773","recipient_id":"16462665656","biz_opaque_callback_data":"c-9","errors":[{"code":131049,"title":"This message was not delivered to maintain healthy ecosystem engagement.","message":"This message was not delivered to maintain healthy ecosystem engagement.","error_data":{"details":"In order to maintain a healthy ecosystem engagement, the message failed to be delivered."},"href":"https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/"}]},{"id":"wamid.X","status":"deleted","timestamp":"1750263774","recipient_id":"1"},{"id":"wamid.Y","status":"warning","timestamp":"1750263774","recipient_id":"1"}]},"field":"messages"}]}]}"#;
+
+#[test]
+fn documented_failed_status() {
+    let events = parse(DOCUMENTED_FAILED.as_bytes()).unwrap();
+    assert_eq!(events.len(), 1, "deleted and warning are skipped");
+    let PlatformEvent::Status { update, code, .. } = &events[0] else {
+        panic!()
+    };
+    assert_eq!(*code, Some(131049));
+    assert_eq!(update.at_ms, Some(1_750_263_773_000));
+    assert_eq!(update.correlation_id.as_deref(), Some("c-9"));
+    assert!(!update.opt_out);
+    assert_eq!(
+        update.error.as_deref(),
+        Some(
+            "(#131049) This message was not delivered to maintain healthy ecosystem engagement.: In order to maintain a healthy ecosystem engagement, the message failed to be delivered."
+        )
+    );
+}
+
+#[test]
+fn documented_inbound_text_and_unknowns() {
+    let body = r#"{"object":"whatsapp_business_account","entry":[{"id":"8856996819413533","changes":[
+      {"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"16505553333","phone_number_id":"27681414235104944"},
+        "contacts":[{"profile":{"name":"Kerry Fisher"},"wa_id":"16315551234"}],
+        "messages":[{"from":"16315551234","id":"wamid.ABGGFlCGg0cvAgo-sJQh43L5Pe4W","timestamp":"1603059201","text":{"body":"Hello this is an answer"},"type":"text","new_field":1},
+          {"from":"16315551234","id":"wamid.2","timestamp":"1603059202","type":"image","image":{"caption":"see\u0000this","mime_type":"image/jpeg","id":"m1"}},
+          {"from":"16315551234","id":"wamid.3","timestamp":"1603059203","type":"unsupported","errors":[{"code":131051}]},
+          {"from":"16315551234","id":"wamid.4","type":"some_future_type"}]},"field":"messages"},
+      {"value":{"anything":true},"field":"account_update"},
+      {"value":{"event":"APPROVED","message_template_id":1,"message_template_name":"t","message_template_language":"en_US","reason":"NONE"},"field":"message_template_status_update"},
+      {"value":{"display_phone_number":"16505553333","event":"UPGRADE","current_limit":"TIER_10K"},"field":"phone_number_quality_update"}
+    ]}]}"#;
+    let events = parse(body.as_bytes()).unwrap();
+    assert_eq!(events.len(), 4, "{events:?}");
+    assert_eq!(
+        events[0],
+        PlatformEvent::Inbound {
+            phone_number_id: "27681414235104944".into(),
+            message_id: "wamid.ABGGFlCGg0cvAgo-sJQh43L5Pe4W".into(),
+            from: "16315551234".into(),
+            name: Some("Kerry Fisher".into()),
+            at_ms: Some(1_603_059_201_000),
+            kind: "text".into(),
+            text: Some("Hello this is an answer".into()),
+            context_id: None,
+        }
+    );
+    let PlatformEvent::Inbound { kind, text, .. } = &events[1] else {
+        panic!()
+    };
+    assert_eq!(
+        (kind.as_str(), text.as_deref()),
+        ("image", Some("see\u{FFFD}this"))
+    );
+    assert!(
+        matches!(&events[2], PlatformEvent::TemplateStatus { status, reason: None, .. } if status == "APPROVED")
+    );
+    assert!(
+        matches!(&events[3], PlatformEvent::Quality { rating: None, event, .. } if event == "UPGRADE")
+    );
+}
+
+#[test]
+fn only_a_body_that_is_not_the_envelope_is_an_error() {
+    for bad in [
+        "",
+        "[]",
+        "{}",
+        r#"{"object":"page","entry":[]}"#,
+        r#"{"object":"whatsapp_business_account"}"#,
+    ] {
+        assert!(parse(bad.as_bytes()).is_err(), "{bad}");
+    }
+    let empty = r#"{"object":"whatsapp_business_account","entry":[{"id":"1"},{"changes":[{"field":"messages"}]}]}"#;
+    assert_eq!(parse(empty.as_bytes()), Ok(Vec::new()));
+}
+
+#[test]
+fn signatures() {
+    let body = br#"{"object":"whatsapp_business_account","entry":[]}"#;
+    let good = wm_fake_graph::sign(SECRET, body);
+    assert!(verify_signature(SECRET, Some(&good), body));
+    assert!(!verify_signature(SECRET, Some(&good), b"{}"));
+    assert!(!verify_signature("other", Some(&good), body));
+    assert!(!verify_signature(
+        "",
+        Some(&wm_fake_graph::sign("", body)),
+        body
+    ));
+    assert!(!verify_signature(SECRET, None, body));
+    for bad in [
+        "",
+        "sha256=",
+        "sha256=zz",
+        "sha1=00",
+        &good[7..],
+        &good[..good.len() - 2],
+    ] {
+        assert!(!verify_signature(SECRET, Some(bad), body), "{bad}");
+    }
+}
+
+#[test]
+fn verify_tokens() {
+    assert!(verify_token_matches("tok-123", "tok-123"));
+    assert!(!verify_token_matches("tok-123", "tok-124"));
+    assert!(!verify_token_matches("tok-123", "tok-1234"));
+    assert!(!verify_token_matches("", ""));
+}

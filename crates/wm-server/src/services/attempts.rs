@@ -1,0 +1,176 @@
+//! One recipient's platform call, at most once: the attempt is recorded (SENDING: PENDING
+//! with `attempt_at`) before the call, and its result as soon as the call returns. A
+//! recipient in SENDING is never claimed again: after a crash or an ambiguous answer it
+//! waits for a status carrying its correlation id, and after the reconciliation window it
+//! fails as "outcome unknown" and is refunded.
+
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait, QueryFilter,
+    QueryOrder, QuerySelect,
+};
+use uuid::Uuid;
+use wm_types::enums::RecipientStatus;
+
+use crate::db::entities::recipient;
+use crate::services::statuses;
+
+/// Why a recipient whose attempt was never settled fails.
+pub const OUTCOME_UNKNOWN: &str =
+    "Outcome unknown: the platform did not confirm this message within the reconciliation window";
+
+fn pending() -> Condition {
+    Condition::all().add(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
+}
+
+/// Charged recipients ready for the platform: queued, not attempted, not waiting for a
+/// retry time.
+pub fn ready(campaign: Uuid, now: i64) -> Condition {
+    pending()
+        .add(recipient::Column::CampaignId.eq(campaign))
+        .add(recipient::Column::QueuedAt.is_not_null())
+        .add(recipient::Column::AttemptAt.is_null())
+        .add(
+            Condition::any()
+                .add(recipient::Column::RetryAt.is_null())
+                .add(recipient::Column::RetryAt.lte(now)),
+        )
+}
+
+/// Up to `limit` recipients ready for the platform, oldest charge first.
+pub async fn ready_batch(
+    conn: &impl ConnectionTrait,
+    campaign: Uuid,
+    limit: u64,
+    now: i64,
+) -> Result<Vec<recipient::Model>, DbErr> {
+    recipient::Entity::find()
+        .filter(ready(campaign, now))
+        .order_by_asc(recipient::Column::QueuedAt)
+        .order_by_asc(recipient::Column::Id)
+        .limit(limit)
+        .all(conn)
+        .await
+}
+
+/// Records the attempt before the call; `false` when another worker has it (or it moved).
+pub async fn claim(conn: &impl ConnectionTrait, id: Uuid, now: i64) -> Result<bool, DbErr> {
+    Ok(recipient::Entity::update_many()
+        .col_expr(recipient::Column::AttemptAt, Expr::val(now))
+        .filter(recipient::Column::Id.eq(id))
+        .filter(pending())
+        .filter(recipient::Column::AttemptAt.is_null())
+        .exec(conn)
+        .await?
+        .rows_affected
+        == 1)
+}
+
+/// The platform accepted the message: SENT with its id (unless a status got there first),
+/// then the statuses kept for that id are applied.
+pub async fn sent(
+    conn: &impl ConnectionTrait,
+    r: &recipient::Model,
+    provider_message_id: &str,
+    now: i64,
+) -> Result<(), DbErr> {
+    recipient::Entity::update_many()
+        .col_expr(
+            recipient::Column::Status,
+            Expr::val(RecipientStatus::Sent.as_str()),
+        )
+        .col_expr(recipient::Column::SentAt, Expr::val(now))
+        .filter(recipient::Column::Id.eq(r.id))
+        .filter(pending())
+        .exec(conn)
+        .await?;
+    recipient::Entity::update_many()
+        .col_expr(
+            recipient::Column::ProviderMessageId,
+            Expr::val(provider_message_id),
+        )
+        .filter(recipient::Column::Id.eq(r.id))
+        .filter(recipient::Column::ProviderMessageId.is_null())
+        .exec(conn)
+        .await?;
+    statuses::apply_kept(conn, provider_message_id, now).await?;
+    Ok(())
+}
+
+/// The platform refused it for good: FAILED and refunded; `opt_out` also opts the contact
+/// out.
+pub async fn rejected(
+    conn: &impl ConnectionTrait,
+    r: &recipient::Model,
+    reason: &str,
+    opt_out: bool,
+    now: i64,
+) -> Result<bool, DbErr> {
+    let done = statuses::fail_recipient(conn, r, reason, now).await?;
+    if done && opt_out {
+        statuses::opt_out_contact(conn, r.contact_id, now).await?;
+    }
+    Ok(done)
+}
+
+/// The backoff before the `n`th retry asked by the platform: 2 s doubling, at most 5 min.
+pub fn backoff_ms(n: i32) -> i64 {
+    Ord::min(2_000i64.saturating_mul(1i64 << n.clamp(0, 20)), 300_000)
+}
+
+/// Not sent (the platform asked to retry later): back in the queue after a backoff, still
+/// charged once.
+pub async fn retry_later(
+    conn: &impl ConnectionTrait,
+    r: &recipient::Model,
+    now: i64,
+) -> Result<(), DbErr> {
+    recipient::Entity::update_many()
+        .col_expr(recipient::Column::AttemptAt, Expr::val(Option::<i64>::None))
+        .col_expr(
+            recipient::Column::RetryAt,
+            Expr::val(now + backoff_ms(r.retries)),
+        )
+        .col_expr(
+            recipient::Column::Retries,
+            ExprTrait::add(Expr::col(recipient::Column::Retries), 1),
+        )
+        .filter(recipient::Column::Id.eq(r.id))
+        .filter(pending())
+        .exec(conn)
+        .await?;
+    Ok(())
+}
+
+/// Not sent (the campaign pauses before it): back in the queue as it was.
+pub async fn release(conn: &impl ConnectionTrait, id: Uuid) -> Result<(), DbErr> {
+    recipient::Entity::update_many()
+        .col_expr(recipient::Column::AttemptAt, Expr::val(Option::<i64>::None))
+        .filter(recipient::Column::Id.eq(id))
+        .filter(pending())
+        .exec(conn)
+        .await?;
+    Ok(())
+}
+
+/// Attempts older than `window_ms` that no status settled: FAILED "outcome unknown" and
+/// refunded. Returns how many.
+pub async fn reconcile(
+    conn: &impl ConnectionTrait,
+    now: i64,
+    window_ms: i64,
+) -> Result<usize, DbErr> {
+    let stale = recipient::Entity::find()
+        .filter(pending())
+        .filter(recipient::Column::AttemptAt.lte(now - window_ms))
+        .limit(500)
+        .all(conn)
+        .await?;
+    let mut n = 0;
+    for r in &stale {
+        if statuses::fail_recipient(conn, r, OUTCOME_UNKNOWN, now).await? {
+            n += 1;
+        }
+    }
+    Ok(n)
+}

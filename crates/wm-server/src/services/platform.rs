@@ -1,0 +1,294 @@
+//! The messaging platform's webhooks: kept as received (after the signature check) so the
+//! platform gets its 200 at once, then applied — statuses to recipients, inbound messages
+//! like the operator's `inbound` route, template status changes to templates (pausing the
+//! campaigns whose template became unusable), quality updates to sender numbers.
+//!
+//! Applying is idempotent: statuses only move recipients forward, inbound message ids are
+//! remembered, and the rest are plain overwrites. So the platform's redeliveries, and a
+//! replay after a crash, change nothing twice.
+
+use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect,
+};
+use uuid::Uuid;
+use wm_types::campaigns::{CampaignStatus, Inbound};
+use wm_types::enums::ChannelType;
+
+use crate::db::entities::{
+    campaign, phone_number, platform_event, platform_inbound_seen, template,
+};
+use crate::error::ApiResult;
+use crate::provider::whatsapp::webhook::PlatformEvent;
+use crate::services::{inbound, sending, statuses};
+use crate::state::AppState;
+
+/// How long a worker holds an event it is applying.
+const CLAIM_MS: i64 = 60_000;
+
+/// Keeps a verified webhook body; returns its id.
+pub async fn keep(state: &AppState, provider: &str, payload: String) -> ApiResult<Uuid> {
+    let id = Uuid::now_v7();
+    let txn = state.db.write().await?;
+    platform_event::Entity::insert(platform_event::ActiveModel {
+        id: Set(id),
+        provider: Set(provider.to_owned()),
+        payload: Set(payload),
+        received_at: Set(state.now_ms()),
+        claimed_until: Set(None),
+        processed_at: Set(None),
+    })
+    .exec_without_returning(&*txn)
+    .await?;
+    txn.commit().await?;
+    Ok(id)
+}
+
+/// Applies kept events not applied yet (the one just received, or any a crash left);
+/// returns how many were applied.
+pub async fn apply_pending(state: &AppState, only: Option<Uuid>) -> anyhow::Result<usize> {
+    let now = state.now_ms();
+    let mut q = platform_event::Entity::find()
+        .select_only()
+        .column(platform_event::Column::Id)
+        .filter(platform_event::Column::ProcessedAt.is_null())
+        .filter(
+            Condition::any()
+                .add(platform_event::Column::ClaimedUntil.is_null())
+                .add(platform_event::Column::ClaimedUntil.lte(now)),
+        )
+        .order_by_asc(platform_event::Column::ReceivedAt)
+        .limit(200);
+    if let Some(id) = only {
+        q = q.filter(platform_event::Column::Id.eq(id));
+    }
+    let ids: Vec<Uuid> = q.into_tuple().all(&state.db.conn).await?;
+    let mut applied = 0;
+    for id in ids {
+        if apply_one(state, id).await? {
+            applied += 1;
+        }
+    }
+    Ok(applied)
+}
+
+async fn apply_one(state: &AppState, id: Uuid) -> anyhow::Result<bool> {
+    let now = state.now_ms();
+    // Claim it, so two workers (or a worker and the request) don't apply it at once.
+    let claimed = {
+        let txn = state.db.write().await?;
+        let n = platform_event::Entity::update_many()
+            .col_expr(
+                platform_event::Column::ClaimedUntil,
+                Expr::val(now + CLAIM_MS),
+            )
+            .filter(platform_event::Column::Id.eq(id))
+            .filter(platform_event::Column::ProcessedAt.is_null())
+            .filter(
+                Condition::any()
+                    .add(platform_event::Column::ClaimedUntil.is_null())
+                    .add(platform_event::Column::ClaimedUntil.lte(now)),
+            )
+            .exec(&*txn)
+            .await?
+            .rows_affected;
+        txn.commit().await?;
+        n == 1
+    };
+    if !claimed {
+        return Ok(false);
+    }
+    let Some(row) = platform_event::Entity::find_by_id(id)
+        .one(&state.db.conn)
+        .await?
+    else {
+        return Ok(false);
+    };
+    match crate::provider::whatsapp::webhook::parse(row.payload.as_bytes()) {
+        Ok(events) => {
+            for e in events {
+                apply_event(state, e).await?;
+            }
+        }
+        Err(e) => tracing::warn!(event = %id, error = %e, "a platform webhook could not be read"),
+    }
+    platform_event::Entity::update_many()
+        .col_expr(
+            platform_event::Column::ProcessedAt,
+            Expr::val(state.now_ms()),
+        )
+        .filter(platform_event::Column::Id.eq(id))
+        .exec(&state.db.conn)
+        .await?;
+    Ok(true)
+}
+
+/// The sender number the platform means by its phone number id.
+async fn number_by_platform_id(
+    conn: &impl ConnectionTrait,
+    platform_id: &str,
+) -> Result<Option<phone_number::Model>, sea_orm::DbErr> {
+    phone_number::Entity::find()
+        .filter(phone_number::Column::PlatformPhoneNumberId.eq(platform_id))
+        .one(conn)
+        .await
+}
+
+async fn apply_event(state: &AppState, e: PlatformEvent) -> anyhow::Result<()> {
+    let conn = &state.db.conn;
+    match e {
+        PlatformEvent::Status {
+            phone_number_id,
+            update,
+            ..
+        } => {
+            let Some(number) = number_by_platform_id(conn, &phone_number_id).await? else {
+                return Ok(()); // not ours: acknowledged, ignored
+            };
+            let txn = state.db.write().await?;
+            statuses::apply(&*txn, Some(number.organization_id), &update, state.now_ms()).await?;
+            txn.commit().await?;
+        }
+        PlatformEvent::Inbound {
+            phone_number_id,
+            message_id,
+            from,
+            name,
+            context_id,
+            ..
+        } => {
+            let Some(number) = number_by_platform_id(conn, &phone_number_id).await? else {
+                return Ok(());
+            };
+            if !first_sight(state, &message_id).await? {
+                return Ok(());
+            }
+            let body = Inbound {
+                channel_type: ChannelType::MessagingAppA,
+                external_id: from,
+                full_name: name,
+            };
+            if let Err(e) = inbound::inbound_replying(
+                state,
+                number.organization_id,
+                body,
+                context_id.as_deref(),
+            )
+            .await
+            {
+                tracing::warn!(message = %message_id, error = ?e, "an inbound message was not applied");
+            }
+        }
+        PlatformEvent::TemplateStatus {
+            waba_id,
+            name,
+            language,
+            status,
+            ..
+        } => template_status(state, &waba_id, &name, &language, &status).await?,
+        PlatformEvent::Quality {
+            waba_id,
+            display_phone_number,
+            rating,
+            ..
+        } => {
+            let Some(rating) = rating else { return Ok(()) };
+            let digits: String = display_phone_number
+                .chars()
+                .filter(char::is_ascii_digit)
+                .collect();
+            let txn = state.db.write().await?;
+            phone_number::Entity::update_many()
+                .col_expr(phone_number::Column::QualityRating, Expr::val(rating))
+                .filter(phone_number::Column::WabaId.eq(waba_id))
+                .filter(phone_number::Column::NumberE164.eq(format!("+{digits}")))
+                .exec(&*txn)
+                .await?;
+            txn.commit().await?;
+        }
+    }
+    Ok(())
+}
+
+/// Remembers an inbound message id; `false` when it was seen before (a redelivery).
+async fn first_sight(state: &AppState, message_id: &str) -> anyhow::Result<bool> {
+    let txn = state.db.write().await?;
+    let n = platform_inbound_seen::Entity::insert(platform_inbound_seen::ActiveModel {
+        message_id: Set(message_id.to_owned()),
+        created_at: Set(state.now_ms()),
+    })
+    .on_conflict(
+        OnConflict::column(platform_inbound_seen::Column::MessageId)
+            .do_nothing()
+            .to_owned(),
+    )
+    .exec_without_returning(&*txn)
+    .await?;
+    txn.commit().await?;
+    Ok(n == 1)
+}
+
+/// A template's status changed at the platform: stored on every organisation's copy (the
+/// organisations whose numbers belong to that WABA); a template that can no longer be sent
+/// pauses the campaigns sending it.
+async fn template_status(
+    state: &AppState,
+    waba_id: &str,
+    name: &str,
+    language: &str,
+    status: &str,
+) -> anyhow::Result<()> {
+    // A reinstated template is approved again; a flagged one is still sendable (its
+    // quality is low) and keeps its status.
+    let status = match status {
+        "REINSTATED" => "APPROVED",
+        "FLAGGED" => return Ok(()),
+        other => other,
+    };
+    let conn = &state.db.conn;
+    let orgs: Vec<Uuid> = phone_number::Entity::find()
+        .select_only()
+        .column(phone_number::Column::OrganizationId)
+        .filter(phone_number::Column::WabaId.eq(waba_id))
+        .distinct()
+        .into_tuple()
+        .all(conn)
+        .await?;
+    if orgs.is_empty() {
+        return Ok(());
+    }
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let templates = template::Entity::find()
+        .filter(template::Column::OrganizationId.is_in(orgs))
+        .filter(template::Column::Name.eq(name))
+        .filter(template::Column::Language.eq(language))
+        .all(&*txn)
+        .await?;
+    let stop = wm_core::whatsapp::template_stop_reason(status);
+    for t in &templates {
+        template::Entity::update_many()
+            .col_expr(template::Column::Status, Expr::val(status))
+            .filter(template::Column::Id.eq(t.id))
+            .exec(&*txn)
+            .await?;
+        let Some(reason) = stop else { continue };
+        let sending: Vec<Uuid> = campaign::Entity::find()
+            .select_only()
+            .column(campaign::Column::Id)
+            .filter(campaign::Column::TemplateId.eq(t.id))
+            .filter(campaign::Column::Status.is_in([
+                CampaignStatus::Sending.as_str(),
+                CampaignStatus::Scheduled.as_str(),
+            ]))
+            .into_tuple()
+            .all(&*txn)
+            .await?;
+        for c in sending {
+            sending::pause_with(&*txn, c, reason, now).await?;
+        }
+    }
+    txn.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,280 @@
+//! Platform statuses applied to campaign recipients, the same way for every source (the
+//! simulated platform's receipts, WhatsApp's status webhooks, the operator's
+//! `provider-events`).
+//!
+//! A status finds its recipient by the correlation id the message was sent with (the
+//! recipient's id, echoed as `biz_opaque_callback_data`) and otherwise by the platform's
+//! message id. The funnel only moves forward (SENT → DELIVERED → READ → REPLIED), so
+//! duplicates and out-of-order statuses are harmless; a `failed` after `sent` is recorded and
+//! refunded (the platform does not bill undelivered messages). A status for a message not
+//! known yet is kept in `pending_statuses` and applied once its send is recorded: a receipt
+//! is never dropped.
+
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, QueryFilter,
+    QueryOrder,
+};
+use uuid::Uuid;
+use wm_core::provider::StatusUpdate;
+use wm_types::Money;
+use wm_types::campaigns::LedgerKind;
+use wm_types::enums::RecipientStatus;
+
+use crate::db::entities::{contact, pending_status, recipient};
+use crate::services::wallet;
+
+/// What became of a status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// A recipient moved on.
+    Moved,
+    /// Its recipient is already there or further (a duplicate or a late status).
+    Unchanged,
+    /// No recipient has the message yet: kept for when its send is recorded.
+    Kept,
+}
+
+/// Finds the recipient of a status: by correlation id first, then by message id.
+async fn find(
+    conn: &impl ConnectionTrait,
+    org: Option<Uuid>,
+    u: &StatusUpdate,
+) -> Result<Option<recipient::Model>, DbErr> {
+    let scoped = |q: sea_orm::Select<recipient::Entity>| match org {
+        Some(org) => q.filter(recipient::Column::OrganizationId.eq(org)),
+        None => q,
+    };
+    if let Some(id) = u
+        .correlation_id
+        .as_deref()
+        .and_then(|c| Uuid::parse_str(c).ok())
+        && let Some(r) = scoped(recipient::Entity::find_by_id(id)).one(conn).await?
+    {
+        return Ok(Some(r));
+    }
+    if u.provider_message_id.is_empty() {
+        return Ok(None);
+    }
+    scoped(
+        recipient::Entity::find()
+            .filter(recipient::Column::ProviderMessageId.eq(u.provider_message_id.clone())),
+    )
+    .one(conn)
+    .await
+}
+
+/// Applies one status (in the caller's transaction).
+pub async fn apply(
+    conn: &impl ConnectionTrait,
+    org: Option<Uuid>,
+    u: &StatusUpdate,
+    now: i64,
+) -> Result<Applied, DbErr> {
+    let Some(r) = find(conn, org, u).await? else {
+        if u.provider_message_id.is_empty() {
+            return Ok(Applied::Unchanged);
+        }
+        keep(conn, u, now).await?;
+        return Ok(Applied::Kept);
+    };
+    apply_to(conn, &r, u, now).await
+}
+
+async fn keep(conn: &impl ConnectionTrait, u: &StatusUpdate, now: i64) -> Result<(), DbErr> {
+    pending_status::Entity::insert(pending_status::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        provider_message_id: Set(u.provider_message_id.clone()),
+        correlation_id: Set(u.correlation_id.clone()),
+        status: Set(u.status.as_str().to_owned()),
+        at_ms: Set(u.at_ms),
+        error: Set(u.error.clone()),
+        opt_out: Set(u.opt_out),
+        created_at: Set(now),
+    })
+    .exec_without_returning(conn)
+    .await?;
+    Ok(())
+}
+
+/// Applies the statuses kept for `provider_message_id` (now that its send is recorded).
+pub async fn apply_kept(
+    conn: &impl ConnectionTrait,
+    provider_message_id: &str,
+    now: i64,
+) -> Result<usize, DbErr> {
+    let kept = pending_status::Entity::find()
+        .filter(pending_status::Column::ProviderMessageId.eq(provider_message_id))
+        .order_by_asc(pending_status::Column::CreatedAt)
+        .all(conn)
+        .await?;
+    let mut moved = 0;
+    for k in &kept {
+        let u = StatusUpdate {
+            provider_message_id: k.provider_message_id.clone(),
+            correlation_id: k.correlation_id.clone(),
+            status: RecipientStatus::parse(&k.status).unwrap_or(RecipientStatus::Unknown),
+            at_ms: k.at_ms,
+            error: k.error.clone(),
+            opt_out: k.opt_out,
+        };
+        if let Some(r) = find(conn, None, &u).await? {
+            if apply_to(conn, &r, &u, now).await? == Applied::Moved {
+                moved += 1;
+            }
+            pending_status::Entity::delete_by_id(k.id)
+                .exec(conn)
+                .await?;
+        }
+    }
+    Ok(moved)
+}
+
+async fn apply_to(
+    conn: &impl ConnectionTrait,
+    r: &recipient::Model,
+    u: &StatusUpdate,
+    now: i64,
+) -> Result<Applied, DbErr> {
+    use RecipientStatus as R;
+    let at = u.at_ms.unwrap_or(now);
+    let q = recipient::Entity::update_many()
+        .filter(recipient::Column::Id.eq(r.id))
+        .col_expr(
+            recipient::Column::ProviderMessageId,
+            Expr::col(recipient::Column::ProviderMessageId).if_null(u.provider_message_id.clone()),
+        )
+        .col_expr(
+            recipient::Column::SentAt,
+            Expr::col(recipient::Column::SentAt).if_null(at),
+        );
+    let (from, q): (&[R], _) = match u.status {
+        R::Sent => (&[R::Pending], q),
+        R::Delivered => (
+            &[R::Pending, R::Sent],
+            q.col_expr(recipient::Column::DeliveredAt, Expr::val(at)),
+        ),
+        R::Read => (
+            &[R::Pending, R::Sent, R::Delivered],
+            q.col_expr(recipient::Column::ReadAt, Expr::val(at))
+                .col_expr(
+                    recipient::Column::DeliveredAt,
+                    Expr::col(recipient::Column::DeliveredAt).if_null(at),
+                ),
+        ),
+        R::Failed => return fail(conn, r, u, at).await,
+        _ => return Ok(Applied::Unchanged),
+    };
+    let from: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
+    let moved = q
+        .col_expr(recipient::Column::Status, Expr::val(u.status.as_str()))
+        .filter(recipient::Column::Status.is_in(from))
+        .exec(conn)
+        .await?
+        .rows_affected
+        > 0;
+    if !moved && r.provider_message_id.is_none() && !u.provider_message_id.is_empty() {
+        // Already further along (e.g. `delivered` before `sent`): keep the message id.
+        recipient::Entity::update_many()
+            .col_expr(
+                recipient::Column::ProviderMessageId,
+                Expr::val(u.provider_message_id.clone()),
+            )
+            .filter(recipient::Column::Id.eq(r.id))
+            .filter(recipient::Column::ProviderMessageId.is_null())
+            .exec(conn)
+            .await?;
+    }
+    Ok(if moved {
+        Applied::Moved
+    } else {
+        Applied::Unchanged
+    })
+}
+
+/// A `failed` status: a recipient not yet delivered fails and is refunded (once).
+async fn fail(
+    conn: &impl ConnectionTrait,
+    r: &recipient::Model,
+    u: &StatusUpdate,
+    at: i64,
+) -> Result<Applied, DbErr> {
+    use RecipientStatus as R;
+    let reason = u
+        .error
+        .clone()
+        .unwrap_or_else(|| "The platform reported the message as failed".to_owned());
+    let moved = fail_recipient(conn, r, &reason, at).await?;
+    if moved && u.opt_out {
+        opt_out_contact(conn, r.contact_id, at).await?;
+    }
+    if !moved && r.provider_message_id.is_none() && !u.provider_message_id.is_empty() {
+        recipient::Entity::update_many()
+            .col_expr(
+                recipient::Column::ProviderMessageId,
+                Expr::val(u.provider_message_id.clone()),
+            )
+            .filter(recipient::Column::Id.eq(r.id))
+            .filter(recipient::Column::Status.eq(R::Failed.as_str()))
+            .exec(conn)
+            .await?;
+    }
+    Ok(if moved {
+        Applied::Moved
+    } else {
+        Applied::Unchanged
+    })
+}
+
+/// Fails a recipient that is PENDING or SENT and refunds what it was charged; `false` when
+/// it was already further along (or failed).
+pub async fn fail_recipient(
+    conn: &impl ConnectionTrait,
+    r: &recipient::Model,
+    reason: &str,
+    now: i64,
+) -> Result<bool, DbErr> {
+    use RecipientStatus as R;
+    let done = recipient::Entity::update_many()
+        .col_expr(recipient::Column::Status, Expr::val(R::Failed.as_str()))
+        .col_expr(recipient::Column::FailedAt, Expr::val(now))
+        .col_expr(recipient::Column::ErrorMessage, Expr::val(reason))
+        .col_expr(recipient::Column::CostMicros, Expr::val(0))
+        .filter(recipient::Column::Id.eq(r.id))
+        .filter(recipient::Column::Status.is_in([R::Pending.as_str(), R::Sent.as_str()]))
+        .exec(conn)
+        .await?
+        .rows_affected
+        > 0;
+    if done {
+        // `r` was read in this transaction before the update: it holds what was charged,
+        // and only the one update that moved it refunds.
+        wallet::credit(
+            conn,
+            r.organization_id,
+            LedgerKind::Refund,
+            Money(r.cost_micros),
+            Some(r.campaign_id),
+            "Campaign message not delivered: refund",
+            now,
+        )
+        .await?;
+    }
+    Ok(done)
+}
+
+/// Marks a contact opted out (the person told the platform they want no more marketing).
+pub async fn opt_out_contact(
+    conn: &impl ConnectionTrait,
+    contact_id: Uuid,
+    now: i64,
+) -> Result<(), DbErr> {
+    contact::Entity::update_many()
+        .col_expr(contact::Column::OptedOut, Expr::val(true))
+        .col_expr(contact::Column::UpdatedAt, Expr::val(now))
+        .filter(contact::Column::Id.eq(contact_id))
+        .filter(contact::Column::OptedOut.eq(false))
+        .exec(conn)
+        .await?;
+    Ok(())
+}

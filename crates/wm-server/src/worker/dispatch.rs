@@ -1,0 +1,336 @@
+//! Hands charged messages to the platform, at most once each: a sending campaign is leased,
+//! and every recipient's attempt is recorded before its call and its result right after
+//! (see [`crate::services::attempts`]). Paced per sender number; several calls in flight.
+//!
+//! What the platform answers decides what happens (the table lives in wm-core): SENT;
+//! FAILED and refunded (and the contact opted out when the person asked); back in the queue
+//! after a backoff (rate limits, outages: charged once, the campaign's pass ends so the
+//! platform is not hammered); the campaign paused with a `stopReason` (token, account,
+//! template); or, when the outcome is unknown, left in SENDING for a status webhook or the
+//! reconciliation window.
+
+use std::collections::{HashMap, HashSet};
+
+use futures::StreamExt;
+use sea_orm::sea_query::{Expr, Query};
+use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use uuid::Uuid;
+use wm_core::messaging::messageable;
+use wm_core::provider::{OutboundMessage, PlatformAccount, SendError};
+use wm_core::templates;
+use wm_types::campaigns::CampaignStatus;
+use wm_types::enums::RecipientStatus;
+
+use super::campaigns::Outcome;
+use crate::db::entities::{campaign, contact, phone_number, recipient, template};
+use crate::services::attempts;
+use crate::state::AppState;
+
+/// How long a worker holds a campaign while sending a chunk.
+pub const LEASE_MS: i64 = 60_000;
+/// Messages taken per chunk before the campaign's status is looked at again.
+const CHUNK: u64 = 200;
+/// Platform calls in flight at once for one campaign.
+const SEND_CONCURRENCY: usize = 16;
+
+/// What became of one message.
+enum Result1 {
+    Sent,
+    Rejected,
+    Retry,
+    Paused(String, String),
+    Ambiguous,
+    Skipped,
+}
+
+/// Calls the platform for every ready message of every sending campaign (each campaign
+/// once per pass).
+pub async fn send_queued(state: &AppState, out: &mut Outcome) -> anyhow::Result<()> {
+    let mut done: HashSet<Uuid> = HashSet::new();
+    while let Some(c) = lease(state, &done).await? {
+        done.insert(c.id);
+        let result = send_campaign(state, &c, out).await;
+        release(state, c.id).await?;
+        result?;
+    }
+    Ok(())
+}
+
+/// Leases a sending campaign with messages ready for the platform.
+async fn lease(state: &AppState, skip: &HashSet<Uuid>) -> anyhow::Result<Option<campaign::Model>> {
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let ready = Query::select()
+        .column(recipient::Column::CampaignId)
+        .from(recipient::Entity)
+        .and_where(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
+        .and_where(recipient::Column::QueuedAt.is_not_null())
+        .and_where(recipient::Column::AttemptAt.is_null())
+        .cond_where(
+            Condition::any()
+                .add(recipient::Column::RetryAt.is_null())
+                .add(recipient::Column::RetryAt.lte(now)),
+        )
+        .to_owned();
+    let c = crate::db::skip_locked(
+        &state.db,
+        campaign::Entity::find()
+            .filter(campaign::Column::Status.eq(CampaignStatus::Sending.as_str()))
+            .filter(
+                Condition::any()
+                    .add(campaign::Column::LockedUntil.is_null())
+                    .add(campaign::Column::LockedUntil.lte(now)),
+            )
+            .filter(campaign::Column::Id.is_not_in(skip.iter().copied()))
+            .filter(campaign::Column::Id.in_subquery(ready))
+            .order_by_asc(campaign::Column::UpdatedAt)
+            .limit(1),
+    )
+    .one(&*txn)
+    .await?;
+    if let Some(c) = &c {
+        campaign::Entity::update_many()
+            .col_expr(campaign::Column::LockedUntil, Expr::val(now + LEASE_MS))
+            .filter(campaign::Column::Id.eq(c.id))
+            .exec(&*txn)
+            .await?;
+    }
+    txn.commit().await?;
+    Ok(c)
+}
+
+async fn release(state: &AppState, id: Uuid) -> anyhow::Result<()> {
+    campaign::Entity::update_many()
+        .col_expr(
+            campaign::Column::LockedUntil,
+            Expr::val(Option::<i64>::None),
+        )
+        .filter(campaign::Column::Id.eq(id))
+        .exec(&state.db.conn)
+        .await?;
+    Ok(())
+}
+
+/// The sender number's platform account, with its token decrypted for the call.
+pub fn account(state: &AppState, sender: &phone_number::Model) -> Option<PlatformAccount> {
+    let phone_number_id = sender.platform_phone_number_id.clone()?;
+    let access_token = match (&state.secret_key, &sender.access_token_enc) {
+        (Some(key), Some(enc)) => match key.decrypt(enc) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!(number = %sender.id, error = %e, "the sender's access token cannot be decrypted");
+                return None;
+            }
+        },
+        _ => return None,
+    };
+    Some(PlatformAccount {
+        phone_number_id,
+        access_token,
+    })
+}
+
+async fn send_campaign(
+    state: &AppState,
+    c: &campaign::Model,
+    out: &mut Outcome,
+) -> anyhow::Result<()> {
+    let conn = &state.db.conn;
+    let Some(sender) = phone_number::Entity::find_by_id(c.phone_number_id)
+        .one(conn)
+        .await?
+    else {
+        return Ok(());
+    };
+    let Some(tpl) = template::Entity::find_by_id(c.template_id)
+        .one(conn)
+        .await?
+    else {
+        return Ok(());
+    };
+    let account = account(state, &sender);
+    let own_mps = sender.mps.and_then(|n| u32::try_from(n).ok());
+    let positions = templates::positions(&tpl.body_text);
+    let vars_json: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&c.variables).unwrap_or_default();
+    let vars = templates::parse_variables(&vars_json, &positions).unwrap_or_default();
+    loop {
+        // A pause stops the remaining messages; sent ones stay sent.
+        let status = campaign::Entity::find_by_id(c.id)
+            .one(conn)
+            .await?
+            .map(|c| c.status);
+        if status.as_deref() != Some(CampaignStatus::Sending.as_str()) {
+            return Ok(());
+        }
+        let batch = attempts::ready_batch(conn, c.id, CHUNK, state.now_ms()).await?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<Uuid> = batch.iter().map(|r| r.contact_id).collect();
+        let contacts: HashMap<Uuid, contact::Model> = contact::Entity::find()
+            .filter(contact::Column::Id.is_in(ids))
+            .all(conn)
+            .await?
+            .into_iter()
+            .map(|k| (k.id, k))
+            .collect();
+        let jobs: Vec<(recipient::Model, OutboundMessage, Option<&'static str>)> = batch
+            .into_iter()
+            .map(|r| {
+                let k = contacts.get(&r.contact_id);
+                let values = templates::ContactValues {
+                    full_name: k.and_then(|k| k.full_name.as_deref()),
+                    primary_phone: Some(r.phone.as_str()),
+                    primary_email: k.and_then(|k| k.primary_email.as_deref()),
+                    company: k.and_then(|k| k.company.as_deref()),
+                    country: k.and_then(|k| k.country.as_deref()),
+                };
+                let message = OutboundMessage {
+                    correlation_id: r.id.to_string(),
+                    from: sender.number_e164.clone(),
+                    account: account.clone(),
+                    to: r.phone.clone(),
+                    template: tpl.name.clone(),
+                    language: tpl.language.clone(),
+                    parameters: templates::parameters(&tpl.body_text, &vars, &values),
+                    body: templates::render(&tpl.body_text, &vars, &values),
+                };
+                // The contact may have opted out since the batch was charged: refunded, not sent.
+                let blocked = k
+                    .and_then(|k| messageable(k.opted_out, k.consent_given, Some(())).err())
+                    .map(|why| why.reason());
+                (r, message, blocked)
+            })
+            .collect();
+        let mut calls: Vec<futures::future::BoxFuture<'static, anyhow::Result<Result1>>> =
+            Vec::with_capacity(jobs.len());
+        for (r, m, blocked) in jobs {
+            calls.push(Box::pin(one(
+                state.clone(),
+                sender.id,
+                own_mps,
+                r,
+                m,
+                blocked,
+            )));
+        }
+        let results: Vec<Result1> = futures::stream::iter(calls)
+            .buffer_unordered(SEND_CONCURRENCY)
+            .collect::<Vec<_>>()
+            .await
+            .into_iter()
+            .collect::<Result<_, _>>()?;
+        let mut stop = false;
+        for r in results {
+            match r {
+                Result1::Sent => out.sent += 1,
+                Result1::Rejected => out.rejected += 1,
+                Result1::Retry => {
+                    out.retried += 1;
+                    stop = true;
+                }
+                Result1::Paused(stop_reason, reason) => {
+                    pause(state, c, &stop_reason, &reason).await?;
+                    out.paused += 1;
+                    stop = true;
+                }
+                Result1::Ambiguous => out.ambiguous += 1,
+                Result1::Skipped => {}
+            }
+        }
+        if stop {
+            return Ok(());
+        }
+        let now = state.now_ms();
+        campaign::Entity::update_many()
+            .col_expr(campaign::Column::LockedUntil, Expr::val(now + LEASE_MS))
+            .filter(campaign::Column::Id.eq(c.id))
+            .exec(conn)
+            .await?;
+        tokio::task::yield_now().await;
+    }
+}
+
+/// One message: claim, call, record.
+async fn one(
+    state: AppState,
+    sender: Uuid,
+    own_mps: Option<u32>,
+    r: recipient::Model,
+    m: OutboundMessage,
+    blocked: Option<&'static str>,
+) -> anyhow::Result<Result1> {
+    let r = &r;
+    if let Some(reason) = blocked {
+        let txn = state.db.write().await?;
+        let done = attempts::rejected(&*txn, r, reason, false, state.now_ms()).await?;
+        txn.commit().await?;
+        return Ok(if done {
+            Result1::Rejected
+        } else {
+            Result1::Skipped
+        });
+    }
+    state.pacer.wait(sender, own_mps).await;
+    {
+        let txn = state.db.write().await?;
+        let claimed = attempts::claim(&*txn, r.id, state.now_ms()).await?;
+        txn.commit().await?;
+        if !claimed {
+            return Ok(Result1::Skipped);
+        }
+    }
+    let answer = state.provider.send(&m).await;
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let result = match answer {
+        Ok(id) => {
+            attempts::sent(&*txn, r, &id, now).await?;
+            Result1::Sent
+        }
+        Err(SendError::Rejected { reason, opt_out }) => {
+            attempts::rejected(&*txn, r, &reason, opt_out, now).await?;
+            Result1::Rejected
+        }
+        Err(SendError::RetryLater(reason)) => {
+            tracing::warn!(recipient = %r.id, %reason, "the platform asked to retry later");
+            attempts::retry_later(&*txn, r, now).await?;
+            Result1::Retry
+        }
+        Err(SendError::Paused {
+            stop_reason,
+            reason,
+        }) => {
+            attempts::release(&*txn, r.id).await?;
+            Result1::Paused(stop_reason, reason)
+        }
+        Err(SendError::Ambiguous(reason)) => {
+            // Maybe sent: never re-sent; a status webhook or the reconciliation settles it.
+            tracing::warn!(recipient = %r.id, %reason, "platform outcome unknown");
+            Result1::Ambiguous
+        }
+    };
+    txn.commit().await?;
+    Ok(result)
+}
+
+/// Pauses a sending campaign for a platform reason (the core's transition decides).
+async fn pause(
+    state: &AppState,
+    c: &campaign::Model,
+    stop_reason: &str,
+    reason: &str,
+) -> anyhow::Result<()> {
+    tracing::warn!(campaign = %c.id, %stop_reason, %reason, "campaign paused by the platform");
+    let t = wm_core::campaigns::transition(
+        CampaignStatus::Sending,
+        &wm_core::campaigns::Action::PlatformBlocked(stop_reason.to_owned()),
+        &wm_core::campaigns::Facts::default(),
+    )
+    .map_err(|e| anyhow::anyhow!(e.message()))?;
+    if let Some(Some(reason)) = t.stop_reason {
+        crate::services::sending::pause_with(&state.db.conn, c.id, &reason, state.now_ms()).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,210 @@
+//! wm on WhatsApp's Cloud API (the fake Graph API, which follows Meta's documented shapes):
+//! sending exactly once per person through rate limits and refusals, a crash mid-send with
+//! nothing sent twice and no receipt lost, and the webhook intake.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::http::Method;
+use serde_json::{Value, json};
+use wm_fake_graph::{Delivery, Injection, StatusOptions};
+
+use crate::whatsapp_kit::{PNID, Wa, campaign, drive, number, people, synced_template};
+
+fn ledger(w: &Value, kind: &str) -> Vec<f64> {
+    w["recentEntries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == kind)
+        .map(|e| e["amount"].as_f64().unwrap())
+        .collect()
+}
+
+/// Digits of a `+` number, as the platform's `to`.
+fn to(phone: &str) -> String {
+    phone.trim_start_matches('+').to_owned()
+}
+
+#[tokio::test]
+async fn a_thousand_recipients_go_out_exactly_once_through_bursts_and_refusals() {
+    let wa = Wa::paced(StatusOptions::default(), 80).await;
+    wa.template("promo", "Hola {{1}}, llegó la promo");
+    let org = wa.app.org().await;
+    let number_id = number(&org).await;
+    let tpl = synced_template(&org, "promo").await;
+    let people = people(&org, 1000).await;
+    let ids: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
+    // A few numbers are not on WhatsApp (reported after acceptance, as the platform does),
+    // one person stopped marketing messages, and the number hits 130429 twice.
+    let undeliverable: Vec<&str> = people[10..14].iter().map(|(_, p)| p.as_str()).collect();
+    for p in &undeliverable {
+        wa.fake
+            .inject(Injection::new(to(p), 131026).mode(Delivery::Async));
+    }
+    let (stopped_id, stopped_phone) = people[500].clone();
+    wa.fake
+        .inject(Injection::new(to(&stopped_phone), 131050).mode(Delivery::Async));
+    wa.fake.throttle_next(PNID, 5, 130429);
+    let id = campaign(&org, &number_id, &tpl, &ids).await;
+    let price = org
+        .get(&format!("/campaigns/{id}/preview-cost"))
+        .await
+        .ok(200)["byMarket"][0]["totalCost"]
+        .as_f64()
+        .unwrap();
+    org.admin(
+        Method::POST,
+        "/wallet/top-ups",
+        Some(json!({"amount": 1000.0})),
+    )
+    .await
+    .ok(201);
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    let c = drive(&wa, &org, &id, 40).await;
+    assert_eq!(c["status"], "COMPLETED", "{c}");
+
+    // Every person got exactly one message (the fake counts what it accepted).
+    let mut per_person: HashMap<String, usize> = HashMap::new();
+    for m in wa.fake.accepted() {
+        *per_person.entry(m.to.clone()).or_default() += 1;
+    }
+    assert_eq!(per_person.len(), 1000);
+    assert!(per_person.values().all(|n| *n == 1), "a person got two");
+    // Paced at the number's 80 messages per second: evenly spaced sends, measured at the
+    // fake's side of loopback (a little jitter can bunch two arrivals into one window).
+    let busiest = wa.fake.max_mps(PNID);
+    assert!(
+        (70..=84).contains(&busiest),
+        "{busiest} in the busiest second"
+    );
+    // The variables filled the body parameters in position order.
+    let first = wa
+        .fake
+        .accepted()
+        .into_iter()
+        .find(|m| m.to == to(&people[0].1))
+        .unwrap();
+    assert_eq!(first.body_params, vec!["Ana".to_owned()]);
+    assert_eq!(
+        first.biz_opaque_callback_data.as_deref().map(str::len),
+        Some(36)
+    );
+
+    let failed = undeliverable.len() as u64 + 1;
+    assert_eq!(c["stats"]["total"], 1000);
+    assert_eq!(c["stats"]["failed"], failed);
+    assert_eq!(c["stats"]["delivered"], 1000 - failed);
+    assert_eq!(c["stats"]["pending"], 0);
+    let stopped = org.get(&format!("/contacts/{stopped_id}")).await.ok(200);
+    assert_eq!(stopped["optedOut"], true, "131050 opts the contact out");
+    // One charge for the batch, one refund per message the platform did not deliver.
+    let w = org.get("/wallet").await.ok(200);
+    assert_eq!(ledger(&w, "CHARGE").len(), 1);
+    let refunds = ledger(&w, "REFUND");
+    assert_eq!(refunds.len() as u64, failed);
+    let spent = 1000.0 - w["balance"].as_f64().unwrap();
+    assert!(
+        (spent - (1000 - failed) as f64 * price).abs() < 1e-6,
+        "{spent}"
+    );
+    assert!((c["realCost"].as_f64().unwrap() - spent).abs() < 1e-6);
+}
+
+#[tokio::test]
+async fn a_crash_mid_send_sends_nothing_twice_and_loses_no_receipt() {
+    // Statuses only for what the platform really sent; one answer is lost on the way back
+    // and one message's status never comes.
+    let wa = Wa::start(StatusOptions::default()).await;
+    wa.template("promo", "Hola {{1}}");
+    let org = wa.app.org().await;
+    let number_id = number(&org).await;
+    let tpl = synced_template(&org, "promo").await;
+    let people = people(&org, 40).await;
+    let ids: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
+    let id = campaign(&org, &number_id, &tpl, &ids).await;
+    org.admin(
+        Method::POST,
+        "/wallet/top-ups",
+        Some(json!({"amount": 100.0})),
+    )
+    .await
+    .ok(201);
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    // The platform accepts this one but its answer hangs: the worker is killed meanwhile.
+    wa.fake.hang_next_response(&to(&people[5].1));
+    let worker = wm_server::worker::campaigns::CampaignWorker::new(wa.app.restart(None));
+    let pass = tokio::time::timeout(Duration::from_millis(1500), worker.run_once()).await;
+    assert!(pass.is_err(), "the pass hung, as a crash would leave it");
+    drop(worker);
+    // Restarted after the lease: the rest goes out; the hung one is not sent again.
+    wa.app.clock.advance(chrono::Duration::minutes(2));
+    let c = drive(&wa, &org, &id, 20).await;
+    assert_eq!(c["status"], "COMPLETED", "{c}");
+    let mut per_person: HashMap<String, usize> = HashMap::new();
+    for m in wa.fake.accepted() {
+        *per_person.entry(m.to.clone()).or_default() += 1;
+    }
+    assert_eq!(per_person.len(), 40);
+    assert!(per_person.values().all(|n| *n == 1), "{per_person:?}");
+    // Its status webhook carried its correlation id: settled, not lost.
+    assert_eq!(c["stats"]["delivered"], 40, "{c}");
+    assert_eq!(c["stats"]["failed"], 0);
+}
+
+#[tokio::test]
+async fn an_unconfirmed_attempt_fails_as_outcome_unknown_after_the_window() {
+    let wa = Wa::start(StatusOptions {
+        enabled: false,
+        ..Default::default()
+    })
+    .await;
+    wa.template("promo", "Hola {{1}}");
+    let org = wa.app.org().await;
+    let number_id = number(&org).await;
+    let tpl = synced_template(&org, "promo").await;
+    let people = people(&org, 3).await;
+    let ids: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
+    let id = campaign(&org, &number_id, &tpl, &ids).await;
+    org.admin(
+        Method::POST,
+        "/wallet/top-ups",
+        Some(json!({"amount": 10.0})),
+    )
+    .await
+    .ok(201);
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    let balance_after_charge = org.get("/wallet").await.ok(200)["balance"]
+        .as_f64()
+        .unwrap();
+    // The platform takes it, but the connection drops before the answer.
+    wa.fake.drop_next_response(&to(&people[1].1));
+    let out = wa.app.send_pass().await;
+    assert_eq!((out.sent, out.ambiguous), (2, 1));
+    // Not re-sent on later passes while it waits for a status.
+    wa.app.send_pass().await;
+    assert_eq!(wa.fake.accepted_to(&to(&people[1].1)), 1);
+    let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
+    assert_eq!(c["status"], "SENDING");
+    assert_eq!(c["stats"]["pending"], 1);
+    // After the reconciliation window: FAILED "outcome unknown", refunded.
+    wa.app.clock.advance(chrono::Duration::minutes(16));
+    let out = wa.app.send_pass().await;
+    assert_eq!(out.reconciled, 1);
+    wa.app.send_pass().await;
+    let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
+    assert_eq!(c["status"], "COMPLETED");
+    assert_eq!(c["stats"]["failed"], 1);
+    let reason = c["errorsByReason"][0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("Outcome unknown"), "{reason}");
+    let w = org.get("/wallet").await.ok(200);
+    assert_eq!(ledger(&w, "REFUND").len(), 1);
+    assert!(w["balance"].as_f64().unwrap() > balance_after_charge);
+    assert_eq!(wa.fake.accepted_count(), 3, "nothing was sent twice");
+}

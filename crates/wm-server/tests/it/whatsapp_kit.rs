@@ -1,0 +1,175 @@
+//! A wm server on the WhatsApp provider, listening on loopback, and the fake Graph API it
+//! talks to (which posts its signed webhooks back to wm), with one organisation whose
+//! sender number has its Cloud API account and a synced template.
+
+use std::time::Duration;
+
+use axum::http::Method;
+use serde_json::{Value, json};
+use wm_fake_graph::{
+    FakeGraph, FakeGraphOptions, NumberSpec, StatusOptions, TemplateSpec, TemplateStatus,
+    WebhookConfig,
+};
+
+use crate::support::{Org, TestApp, WA_SECRET};
+
+pub const PNID: &str = "109000000000001";
+pub const WABA: &str = "209000000000001";
+pub const TOKEN: &str = "EAAG-test-token";
+pub const NUMBER: &str = "+525500000001";
+
+pub struct Wa {
+    pub fake: FakeGraph,
+    pub app: TestApp,
+    /// wm's base URL (`http://127.0.0.1:port/api/v1`).
+    pub base: String,
+}
+
+impl Wa {
+    /// The fake and the server; statuses follow each accepted send as `statuses` says.
+    pub async fn start(statuses: StatusOptions) -> Wa {
+        Wa::paced(statuses, 0).await
+    }
+
+    /// [`Wa::start`] with the server pacing each number at `mps` (0: unpaced).
+    pub async fn paced(statuses: StatusOptions, mps: u32) -> Wa {
+        let fake = FakeGraph::start(FakeGraphOptions::default())
+            .await
+            .expect("fake graph");
+        let app = TestApp::whatsapp(&fake.url(), |s| {
+            s.rate_limit_per_minute = 1_000_000;
+            s.provider_mps = mps;
+        })
+        .await;
+        let base = app.listen().await;
+        fake.configure_webhook(Some(WebhookConfig {
+            url: format!("{base}/platform/whatsapp/webhook"),
+            app_secret: WA_SECRET.to_owned(),
+            statuses,
+            retry: Default::default(),
+        }));
+        fake.register_number(NumberSpec {
+            phone_number_id: PNID.into(),
+            waba_id: WABA.into(),
+            display_phone_number: NUMBER.trim_start_matches('+').into(),
+            access_token: TOKEN.into(),
+        });
+        Wa { fake, app, base }
+    }
+
+    /// Registers a template on the platform (APPROVED).
+    pub fn template(&self, name: &str, body: &str) {
+        self.fake.register_template(TemplateSpec {
+            waba_id: WABA.into(),
+            name: name.into(),
+            language: "es_MX".into(),
+            category: "MARKETING".into(),
+            status: TemplateStatus::Approved,
+            body_text: body.into(),
+        });
+    }
+
+    /// Lets the fake's webhooks land and be applied (by the intake's own task or here).
+    pub async fn settle(&self) {
+        use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+        use wm_server::db::entities::platform_event;
+        self.fake.wait_webhooks_idle(Duration::from_secs(10)).await;
+        for _ in 0..250 {
+            wm_server::services::platform::apply_pending(&self.app.state, None)
+                .await
+                .expect("apply platform events");
+            let left = platform_event::Entity::find()
+                .filter(platform_event::Column::ProcessedAt.is_null())
+                .count(&self.app.state.db.conn)
+                .await
+                .expect("count");
+            if left == 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("platform events were not applied");
+    }
+}
+
+/// The organisation's sender number with its Cloud API account; returns its id.
+pub async fn number(org: &Org<'_>) -> String {
+    org.admin(
+        Method::POST,
+        "/phone-numbers",
+        Some(json!({"numberE164": NUMBER, "displayName": "Ventas",
+                    "platformPhoneNumberId": PNID, "wabaId": WABA, "accessToken": TOKEN})),
+    )
+    .await
+    .ok(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Syncs templates from the platform and returns the id of the one named `name`.
+pub async fn synced_template(org: &Org<'_>, name: &str) -> String {
+    org.admin(Method::POST, "/templates/sync", None)
+        .await
+        .ok(200);
+    let list = org.get("/templates").await.ok(200);
+    list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no template {name} in {list}"))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// `n` consenting contacts with Mexican mobile numbers `+52155120000{i}`; their ids.
+pub async fn people(org: &Org<'_>, n: usize) -> Vec<(String, String)> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let phone = format!("+5215512{:06}", i + 1);
+        let c = org
+            .contact(json!({"fullName": format!("Ana {i}"), "primaryPhone": phone, "consent": {"given": true}}))
+            .await;
+        out.push((c["id"].as_str().unwrap().to_owned(), phone));
+    }
+    out
+}
+
+/// A campaign on `template` to `ids`, its variables filled.
+pub async fn campaign(org: &Org<'_>, number: &str, template: &str, ids: &[String]) -> String {
+    let c = org
+        .post(
+            "/campaigns",
+            json!({"name": "Promo", "phoneNumberId": number, "templateId": template,
+                   "variables": {"1": "{{firstName}}"}}),
+        )
+        .await
+        .ok(201);
+    let id = c["id"].as_str().unwrap().to_owned();
+    for chunk in ids.chunks(20_000) {
+        org.post(
+            &format!("/campaigns/{id}/recipients"),
+            json!({"contactIds": chunk}),
+        )
+        .await
+        .ok(200);
+    }
+    id
+}
+
+/// Runs the worker (and lets webhooks land) until the campaign leaves SENDING or `passes`
+/// run out; the manual clock moves 3 s per pass so retry backoffs come due.
+pub async fn drive(wa: &Wa, org: &Org<'_>, id: &str, passes: usize) -> Value {
+    for _ in 0..passes {
+        wa.app.send_pass().await;
+        wa.settle().await;
+        let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
+        if c["status"] != "SENDING" {
+            return c;
+        }
+        wa.app.clock.advance(chrono::Duration::seconds(3));
+    }
+    org.get(&format!("/campaigns/{id}")).await.ok(200)
+}
