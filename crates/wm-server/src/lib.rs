@@ -34,6 +34,7 @@ pub mod db;
 pub mod demo;
 pub mod error;
 pub mod extract;
+pub mod observe;
 pub mod openapi;
 pub mod provider;
 pub mod rate_limit;
@@ -49,15 +50,14 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router, middleware};
 use rand::Rng;
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::trace::TraceLayer;
 
 use crate::config::ServeArgs;
 use crate::error::ApiError;
 use crate::state::{AppState, Settings};
 
 /// The whole API, relative to `/api/v1`: API-key routes, the operator API under `/admin`,
-/// `GET /health`, and a JSON 404 for anything else.
+/// `GET /health` (liveness), `GET /health/ready` (readiness), and a JSON 404 for anything
+/// else; every answer carries `X-Request-Id` and is logged (see [`observe`]).
 pub fn router(state: AppState) -> Router {
     let api = routes::router().route_layer(middleware::from_fn_with_state(
         state.clone(),
@@ -67,25 +67,28 @@ pub fn router(state: AppState) -> Router {
         state.clone(),
         auth::admin_auth,
     ));
-    Router::new()
+    let routes = Router::new()
         .route("/health", get(health))
+        .route("/health/ready", get(observe::health::ready))
         .route("/openapi.json", get(openapi_json))
         .route("/docs", get(docs))
         .merge(api)
         .merge(admin)
-        .fallback(not_found)
-        .layer(CatchPanicLayer::custom(|_| {
-            ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response_body()
-        }))
-        .layer(TraceLayer::new_for_http())
-        .with_state(state)
+        .fallback(not_found);
+    observe::wrap(routes).with_state(state)
 }
 
-/// The OpenAPI 3.1 document, built once.
-async fn openapi_json() -> Json<serde_json::Value> {
-    static DOC: std::sync::LazyLock<serde_json::Value> =
-        std::sync::LazyLock::new(openapi::document);
-    Json(DOC.clone())
+/// The OpenAPI 3.1 document, built and serialised once; each request shares the bytes.
+async fn openapi_json() -> impl axum::response::IntoResponse {
+    static DOC: std::sync::LazyLock<axum::body::Bytes> = std::sync::LazyLock::new(|| {
+        serde_json::to_vec(&openapi::document())
+            .unwrap_or_default()
+            .into()
+    });
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        DOC.clone(),
+    )
 }
 
 async fn docs() -> axum::response::Html<&'static str> {
@@ -98,12 +101,6 @@ async fn health() -> Json<serde_json::Value> {
 
 async fn not_found() -> ApiError {
     ApiError::business(StatusCode::NOT_FOUND, None, "Route not found")
-}
-
-impl ApiError {
-    fn into_response_body(self) -> axum::response::Response {
-        axum::response::IntoResponse::into_response(self)
-    }
 }
 
 /// A random operator token, used when `WM_ADMIN_TOKEN` is not set.
@@ -129,6 +126,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let state = AppState::new(db, Arc::new(wm_core::time::SystemClock), settings);
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    let _metrics = observe::exporter::serve(args.metrics_listen.0, &state).await?;
     let base = format!("http://{}/api/v1", listener.local_addr()?);
     if generated {
         println!("Operator token (WM_ADMIN_TOKEN was not set; shown once): {admin_token}");
@@ -148,6 +146,7 @@ pub async fn run(
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let shutdown = observe::health::drain_on(&state, shutdown);
     let cancel = tokio_util::sync::CancellationToken::new();
     let workers = worker::spawn_all(&state, cancel.clone())?;
     let app = Router::new().nest("/api/v1", router(state));

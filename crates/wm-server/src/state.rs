@@ -63,6 +63,8 @@ pub struct Inner {
     pub pacer: Pacer,
     /// Wakes the campaign worker when a send was accepted.
     pub campaign_wake: tokio::sync::Notify,
+    /// Worker heartbeats and the shutdown flag, read by the readiness probe.
+    pub health: crate::observe::health::Health,
 }
 
 impl AppState {
@@ -89,6 +91,7 @@ impl AppState {
             settings,
             keys: KeyCache::default(),
             lookups: LookupCache::default(),
+            health: Default::default(),
         }))
     }
 
