@@ -32,6 +32,10 @@ fn unavailable(e: impl std::fmt::Display) -> SendError {
 
 #[async_trait::async_trait]
 impl MessagingProvider for SimulatedProvider {
+    fn name(&self) -> &'static str {
+        "simulated"
+    }
+
     async fn send(&self, m: &OutboundMessage) -> Result<String, SendError> {
         let accepted = !m.to.ends_with("0000");
         let now = chrono::Utc::now().timestamp_millis();

@@ -8,19 +8,24 @@
 //! crash is not sent twice, and nothing is charged twice. Sending is leased per campaign
 //! (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so replicas do not send the same campaign.
 
+use std::collections::BTreeMap;
+
 use futures::StreamExt;
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 use uuid::Uuid;
 use wm_core::campaigns::{Action, Facts, transition};
 use wm_core::provider::{OutboundMessage, SendError};
-use wm_core::templates;
+use wm_core::templates::{self, VarSource};
 use wm_types::campaigns::{CampaignStatus, STOP_INSUFFICIENT_BALANCE};
 use wm_types::enums::RecipientStatus;
 
 use crate::db::WriteTxn;
 use crate::db::entities::{campaign, contact, phone_number, recipient, template};
+use crate::observe::health::{Worker, pass};
+use crate::observe::metrics::{self, Source};
 use crate::services::{sending, wallet};
 use crate::state::AppState;
 
@@ -50,6 +55,15 @@ pub struct Outcome {
     pub completed: usize,
 }
 
+/// One chunk of a campaign's charged messages and what rendering them needs.
+struct Chunk<'a> {
+    c: &'a campaign::Model,
+    sender: &'a phone_number::Model,
+    tpl: &'a template::Model,
+    vars: &'a BTreeMap<String, VarSource>,
+    batch: &'a [recipient::Model],
+}
+
 /// The campaign worker.
 #[derive(Clone)]
 pub struct CampaignWorker {
@@ -64,10 +78,12 @@ impl CampaignWorker {
 
     /// Runs until cancelled: a pass when woken by a send or every [`super::POLL`].
     pub async fn run(self, cancel: CancellationToken) {
+        self.state
+            .health
+            .started(Worker::Campaigns, self.state.now_ms());
         loop {
-            if let Err(e) = self.run_once().await {
-                tracing::warn!(error = %format!("{e:#}"), "campaign pass failed");
-            }
+            // A failed pass is logged by `pass`; the next one tries again.
+            let _ = self.run_once().await;
             tokio::select! {
                 _ = cancel.cancelled() => return,
                 _ = self.state.campaign_wake.notified() => {}
@@ -76,8 +92,12 @@ impl CampaignWorker {
         }
     }
 
-    /// One pass over every step.
+    /// One pass over every step, in a `worker_pass` span, timed and heartbeat-recorded.
     pub async fn run_once(&self) -> anyhow::Result<Outcome> {
+        pass(&self.state, Worker::Campaigns, self.steps()).await
+    }
+
+    async fn steps(&self) -> anyhow::Result<Outcome> {
         let mut out = Outcome::default();
         self.start_scheduled(&mut out).await?;
         self.charge_due_batches(&mut out).await?;
@@ -169,44 +189,50 @@ impl CampaignWorker {
             .due(CampaignStatus::Scheduled, campaign::Column::NextBatchAt)
             .await?
         {
-            let now = self.state.now_ms();
-            let Some((txn, c)) = self.lock_in(id, CampaignStatus::Scheduled).await? else {
-                continue;
-            };
-            let f = self.facts(&*txn, &c, now).await?;
-            let t = match transition(CampaignStatus::Scheduled, &Action::StartScheduled, &f) {
-                Ok(t) => t,
-                Err(e) => {
-                    tracing::warn!(campaign = %c.id, error = %e.message(), "scheduled start refused");
-                    continue;
-                }
-            };
-            let limit = sending::batch_limit(&c);
-            if t.to == CampaignStatus::Paused
-                || sending::charge_next_batch(&*txn, &c, limit, now).await?
-                    == sending::Charge::Insufficient
-            {
-                self.pause_for_balance(&*txn, &c, now).await?;
-                txn.commit().await?;
-                out.paused += 1;
-                continue;
-            }
-            let next = sending::next_batch_at(c.batch_interval_min, now);
-            campaign::Entity::update_many()
-                .col_expr(
-                    campaign::Column::Status,
-                    Expr::val(CampaignStatus::Sending.as_str()),
-                )
-                .col_expr(campaign::Column::StartedAt, Expr::val(now))
-                .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
-                .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
-                .filter(campaign::Column::Id.eq(c.id))
-                .exec(&*txn)
-                .await?;
-            txn.commit().await?;
-            out.started += 1;
-            out.batches += 1;
+            let span = tracing::info_span!("campaign_start", campaign_id = %id);
+            self.start_one(id, out).instrument(span).await?;
         }
+        Ok(())
+    }
+
+    async fn start_one(&self, id: Uuid, out: &mut Outcome) -> anyhow::Result<()> {
+        let now = self.state.now_ms();
+        let Some((txn, c)) = self.lock_in(id, CampaignStatus::Scheduled).await? else {
+            return Ok(());
+        };
+        let f = self.facts(&*txn, &c, now).await?;
+        let t = match transition(CampaignStatus::Scheduled, &Action::StartScheduled, &f) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!(error = %e.message(), "scheduled start refused");
+                return Ok(());
+            }
+        };
+        let limit = sending::batch_limit(&c);
+        if t.to == CampaignStatus::Paused
+            || sending::charge_next_batch(&*txn, &c, limit, now).await?
+                == sending::Charge::Insufficient
+        {
+            self.pause_for_balance(&*txn, &c, now).await?;
+            txn.commit().await?;
+            out.paused += 1;
+            return Ok(());
+        }
+        let next = sending::next_batch_at(c.batch_interval_min, now);
+        campaign::Entity::update_many()
+            .col_expr(
+                campaign::Column::Status,
+                Expr::val(CampaignStatus::Sending.as_str()),
+            )
+            .col_expr(campaign::Column::StartedAt, Expr::val(now))
+            .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
+            .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
+            .filter(campaign::Column::Id.eq(c.id))
+            .exec(&*txn)
+            .await?;
+        txn.commit().await?;
+        out.started += 1;
+        out.batches += 1;
         Ok(())
     }
 
@@ -217,45 +243,51 @@ impl CampaignWorker {
             .due(CampaignStatus::Sending, campaign::Column::NextBatchAt)
             .await?
         {
-            let now = self.state.now_ms();
-            let Some((txn, c)) = self.lock_in(id, CampaignStatus::Sending).await? else {
-                continue;
-            };
-            let limit = sending::batch_limit(&c);
-            if sending::next_batch(&*txn, &c, Some(1)).await?.is_empty() {
-                // Every batch is charged: nothing more is due.
+            let span = tracing::info_span!("campaign_batch", campaign_id = %id);
+            self.charge_one(id, out).instrument(span).await?;
+        }
+        Ok(())
+    }
+
+    async fn charge_one(&self, id: Uuid, out: &mut Outcome) -> anyhow::Result<()> {
+        let now = self.state.now_ms();
+        let Some((txn, c)) = self.lock_in(id, CampaignStatus::Sending).await? else {
+            return Ok(());
+        };
+        let limit = sending::batch_limit(&c);
+        if sending::next_batch(&*txn, &c, Some(1)).await?.is_empty() {
+            // Every batch is charged: nothing more is due.
+            campaign::Entity::update_many()
+                .col_expr(
+                    campaign::Column::NextBatchAt,
+                    Expr::val(Option::<i64>::None),
+                )
+                .filter(campaign::Column::Id.eq(c.id))
+                .exec(&*txn)
+                .await?;
+            txn.commit().await?;
+            return Ok(());
+        }
+        match sending::charge_next_batch(&*txn, &c, limit, now).await? {
+            sending::Charge::Insufficient => {
+                let f = self.facts(&*txn, &c, now).await?;
+                transition(CampaignStatus::Sending, &Action::BalanceShort, &f)
+                    .map_err(|e| anyhow::anyhow!(e.message()))?;
+                self.pause_for_balance(&*txn, &c, now).await?;
+                out.paused += 1;
+            }
+            sending::Charge::Queued { .. } => {
+                let next = sending::next_batch_at(c.batch_interval_min, now);
                 campaign::Entity::update_many()
-                    .col_expr(
-                        campaign::Column::NextBatchAt,
-                        Expr::val(Option::<i64>::None),
-                    )
+                    .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
+                    .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
                     .filter(campaign::Column::Id.eq(c.id))
                     .exec(&*txn)
                     .await?;
-                txn.commit().await?;
-                continue;
+                out.batches += 1;
             }
-            match sending::charge_next_batch(&*txn, &c, limit, now).await? {
-                sending::Charge::Insufficient => {
-                    let f = self.facts(&*txn, &c, now).await?;
-                    transition(CampaignStatus::Sending, &Action::BalanceShort, &f)
-                        .map_err(|e| anyhow::anyhow!(e.message()))?;
-                    self.pause_for_balance(&*txn, &c, now).await?;
-                    out.paused += 1;
-                }
-                sending::Charge::Queued { .. } => {
-                    let next = sending::next_batch_at(c.batch_interval_min, now);
-                    campaign::Entity::update_many()
-                        .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
-                        .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
-                        .filter(campaign::Column::Id.eq(c.id))
-                        .exec(&*txn)
-                        .await?;
-                    out.batches += 1;
-                }
-            }
-            txn.commit().await?;
         }
+        txn.commit().await?;
         Ok(())
     }
 
@@ -310,7 +342,8 @@ impl CampaignWorker {
     /// Calls the platform for every charged message of every sending campaign.
     async fn send_queued(&self, out: &mut Outcome) -> anyhow::Result<()> {
         while let Some(c) = self.lease().await? {
-            let result = self.send_campaign(&c, out).await;
+            let span = tracing::info_span!("campaign_send", campaign_id = %c.id);
+            let result = self.send_campaign(&c, out).instrument(span).await;
             self.release(c.id).await?;
             result?;
         }
@@ -348,82 +381,124 @@ impl CampaignWorker {
             if batch.is_empty() {
                 return Ok(());
             }
-            let ids: Vec<Uuid> = batch.iter().map(|r| r.contact_id).collect();
-            let contacts: std::collections::HashMap<Uuid, contact::Model> = contact::Entity::find()
-                .filter(contact::Column::Id.is_in(ids))
-                .all(conn)
-                .await?
-                .into_iter()
-                .map(|k| (k.id, k))
-                .collect();
-            let messages: Vec<(usize, OutboundMessage)> = batch
-                .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let k = contacts.get(&r.contact_id);
-                    let values = templates::ContactValues {
-                        full_name: k.and_then(|k| k.full_name.as_deref()),
-                        primary_phone: Some(r.phone.as_str()),
-                        primary_email: k.and_then(|k| k.primary_email.as_deref()),
-                        company: k.and_then(|k| k.company.as_deref()),
-                        country: k.and_then(|k| k.country.as_deref()),
-                    };
-                    let message = OutboundMessage {
-                        idempotency_key: r.id.to_string(),
-                        from: sender.number_e164.clone(),
-                        to: r.phone.clone(),
-                        template: tpl.name.clone(),
-                        language: tpl.language.clone(),
-                        body: templates::render(&tpl.body_text, &vars, &values),
-                    };
-                    (i, message)
-                })
-                .collect();
-            // Several calls in flight; the per-sender pacer still sets the rate.
-            let (state, from) = (self.state.clone(), sender.id);
-            let answers: Vec<(usize, Result<String, SendError>)> = futures::stream::iter(messages)
-                .map(|(i, m)| {
-                    let state = state.clone();
-                    async move {
-                        state.pacer.wait(from).await;
-                        (i, state.provider.send(&m).await)
-                    }
-                })
-                .buffer_unordered(SEND_CONCURRENCY)
-                .collect()
-                .await;
-            let mut results = Vec::with_capacity(answers.len());
-            for (i, answer) in answers {
-                let r = &batch[i];
-                match answer {
-                    Ok(id) => results.push((r, Ok(id))),
-                    Err(SendError::Rejected(reason)) => results.push((r, Err(reason))),
-                    // Stays queued (charged once) and is tried on a later pass.
-                    Err(SendError::Unavailable(reason)) => {
-                        tracing::warn!(campaign = %c.id, %reason, "platform unavailable");
-                    }
-                }
-            }
-            if results.is_empty() {
+            let span = tracing::info_span!("campaign_chunk", messages = batch.len());
+            let chunk = Chunk {
+                c,
+                sender: &sender,
+                tpl: &tpl,
+                vars: &vars,
+                batch: &batch,
+            };
+            let recorded = self.send_chunk(chunk, out).instrument(span).await?;
+            self.state
+                .health
+                .beat(Worker::Campaigns, self.state.now_ms());
+            if !recorded {
                 return Ok(());
             }
-            let now = self.state.now_ms();
-            let txn = self.state.db.write().await?;
-            for (r, result) in results {
-                match &result {
-                    Ok(_) => out.sent += 1,
-                    Err(_) => out.rejected += 1,
-                }
-                sending::record_send(&*txn, r, result, &c.name, now).await?;
-            }
-            campaign::Entity::update_many()
-                .col_expr(campaign::Column::LockedUntil, Expr::val(now + LEASE_MS))
-                .filter(campaign::Column::Id.eq(c.id))
-                .exec(&*txn)
-                .await?;
-            txn.commit().await?;
             tokio::task::yield_now().await;
         }
+    }
+
+    /// Sends one chunk of charged messages and records the answers; `false` when the
+    /// platform took none of them (they stay queued for a later pass).
+    async fn send_chunk(&self, chunk: Chunk<'_>, out: &mut Outcome) -> anyhow::Result<bool> {
+        let Chunk {
+            c,
+            sender,
+            tpl,
+            vars,
+            batch,
+        } = chunk;
+        let conn = &self.state.db.conn;
+        let ids: Vec<Uuid> = batch.iter().map(|r| r.contact_id).collect();
+        let contacts: std::collections::HashMap<Uuid, contact::Model> = contact::Entity::find()
+            .filter(contact::Column::Id.is_in(ids))
+            .all(conn)
+            .await?
+            .into_iter()
+            .map(|k| (k.id, k))
+            .collect();
+        let messages: Vec<(usize, OutboundMessage)> = batch
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let k = contacts.get(&r.contact_id);
+                let values = templates::ContactValues {
+                    full_name: k.and_then(|k| k.full_name.as_deref()),
+                    primary_phone: Some(r.phone.as_str()),
+                    primary_email: k.and_then(|k| k.primary_email.as_deref()),
+                    company: k.and_then(|k| k.company.as_deref()),
+                    country: k.and_then(|k| k.country.as_deref()),
+                };
+                let message = OutboundMessage {
+                    idempotency_key: r.id.to_string(),
+                    from: sender.number_e164.clone(),
+                    to: r.phone.clone(),
+                    template: tpl.name.clone(),
+                    language: tpl.language.clone(),
+                    body: templates::render(&tpl.body_text, vars, &values),
+                };
+                (i, message)
+            })
+            .collect();
+        // Several calls in flight; the per-sender pacer still sets the rate.
+        let (state, from) = (self.state.clone(), sender.id);
+        let answers: Vec<(usize, Result<String, SendError>)> = futures::stream::iter(messages)
+            .map(|(i, m)| {
+                let state = state.clone();
+                async move {
+                    state.pacer.wait(from).await;
+                    (i, state.provider.send(&m).await)
+                }
+            })
+            .buffer_unordered(SEND_CONCURRENCY)
+            .collect()
+            .await;
+        let mut results = Vec::with_capacity(answers.len());
+        let (mut unavailable, mut refunded) = (0, 0);
+        for (i, answer) in answers {
+            let r = &batch[i];
+            match answer {
+                Ok(id) => results.push((r, Ok(id))),
+                Err(SendError::Rejected(reason)) => {
+                    refunded += usize::from(r.cost_micros > 0);
+                    results.push((r, Err(reason)));
+                }
+                // Stays queued (charged once) and is tried on a later pass.
+                Err(SendError::Unavailable(reason)) => {
+                    unavailable += 1;
+                    tracing::warn!(recipient_id = %r.id, %reason, "platform unavailable");
+                }
+            }
+        }
+        let provider = self.state.provider.name();
+        let sent = results.iter().filter(|(_, r)| r.is_ok()).count();
+        let rejected = results.len() - sent;
+        metrics::messages_sent(provider, Source::Campaign, sent);
+        metrics::messages_failed(provider, Source::Campaign, "rejected", rejected);
+        metrics::messages_failed(provider, Source::Campaign, "unavailable", unavailable);
+        metrics::messages_refunded(provider, Source::Campaign, refunded);
+        tracing::info!(sent, rejected, unavailable, "campaign chunk sent");
+        if results.is_empty() {
+            return Ok(false);
+        }
+        let now = self.state.now_ms();
+        let txn = self.state.db.write().await?;
+        for (r, result) in results {
+            match &result {
+                Ok(_) => out.sent += 1,
+                Err(_) => out.rejected += 1,
+            }
+            sending::record_send(&*txn, r, result, &c.name, now).await?;
+        }
+        campaign::Entity::update_many()
+            .col_expr(campaign::Column::LockedUntil, Expr::val(now + LEASE_MS))
+            .filter(campaign::Column::Id.eq(c.id))
+            .exec(&*txn)
+            .await?;
+        txn.commit().await?;
+        Ok(true)
     }
 
     /// Delivery receipts the platform has for us.
@@ -468,6 +543,7 @@ impl CampaignWorker {
             let now = self.state.now_ms();
             let txn = self.state.db.write().await?;
             if sending::complete_if_done(&*txn, &c, now).await? {
+                tracing::info!(campaign_id = %c.id, "campaign completed");
                 out.completed += 1;
             }
             txn.commit().await?;
