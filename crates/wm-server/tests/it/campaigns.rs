@@ -15,14 +15,14 @@ const SPAIN: &str = "Saldo insuficiente en la wallet.";
 const INVALID: &str = "La campaña ya fue enviada o está en un estado inválido.";
 const EMPTY: &str = "La campaña no tiene destinatarios.";
 
-struct Setup {
-    number: String,
-    plain: String,
+pub(crate) struct Setup {
+    pub(crate) number: String,
+    pub(crate) plain: String,
     with_vars: String,
     utility: String,
 }
 
-async fn setup(org: &Org<'_>) -> Setup {
+pub(crate) async fn setup(org: &Org<'_>) -> Setup {
     let number = org
         .admin(
             Method::POST,
@@ -59,7 +59,7 @@ async fn setup(org: &Org<'_>) -> Setup {
     }
 }
 
-async fn top_up(org: &Org<'_>, amount: f64) -> Value {
+pub(crate) async fn top_up(org: &Org<'_>, amount: f64) -> Value {
     org.admin(
         Method::POST,
         "/wallet/top-ups",
@@ -76,7 +76,7 @@ async fn balance(org: &Org<'_>) -> f64 {
 }
 
 /// `n` consenting contacts in Mexico; returns their ids.
-async fn contacts(org: &Org<'_>, n: usize, tag: &str) -> Vec<String> {
+pub(crate) async fn contacts(org: &Org<'_>, n: usize, tag: &str) -> Vec<String> {
     let mut ids = Vec::new();
     for i in 0..n {
         let c = org
@@ -100,7 +100,12 @@ async fn campaign(org: &Org<'_>, s: &Setup, template: &str) -> String {
 }
 
 /// A campaign on `template` whose audience is `ids`.
-async fn campaign_to(org: &Org<'_>, s: &Setup, template: &str, ids: &[String]) -> String {
+pub(crate) async fn campaign_to(
+    org: &Org<'_>,
+    s: &Setup,
+    template: &str,
+    ids: &[String],
+) -> String {
     let id = campaign(org, s, template).await;
     org.post(
         &format!("/campaigns/{id}/recipients"),
