@@ -9,7 +9,8 @@
 //! Modules: [`config`] (flags), [`state`], [`error`] (the spec's error bodies), [`extract`]
 //! (auth, validated JSON/query), [`auth`] (keys, middlewares), [`rate_limit`], [`routes`]
 //! (one module per resource), [`admin`] (operator API), [`services`] (use cases),
-//! [`db`] (entities, migrations, queries), [`worker`] (webhook delivery), [`cache`], [`demo`].
+//! [`db`] (entities, migrations, queries), [`worker`] (webhook delivery), [`cache`], [`demo`],
+//! [`observe`] (request logs, metrics, readiness).
 //!
 //! A host app that mounts [`router`] runs the workers with [`worker::spawn_all`].
 //!
