@@ -6,7 +6,7 @@ use wm_server::config::{Cli, Command};
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    wm_server::observe::init_tracing(cli.log_format)?;
+    let _log_writer = wm_server::observe::init_tracing(cli.log_format)?;
     match cli.command {
         Command::Serve(args) => wm_server::serve(args).await,
         Command::Migrate(args) => {

@@ -60,13 +60,21 @@ where
     }
 }
 
-/// Installs [`subscriber`] on stdout as the process's default.
-pub fn init_tracing(format: LogFormat) -> anyhow::Result<()> {
+/// Installs [`subscriber`] on stdout as the process's default. Lines go through a
+/// background writer thread (a request only formats its line; it never waits on stdout,
+/// unless 128k lines are queued); keep the returned guard alive, it flushes on drop.
+pub fn init_tracing(
+    format: LogFormat,
+) -> anyhow::Result<tracing_appender::non_blocking::WorkerGuard> {
     use std::io::IsTerminal;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let ansi = std::io::stdout().is_terminal();
-    tracing::subscriber::set_global_default(subscriber(format, filter, std::io::stdout, ansi))?;
-    Ok(())
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(false)
+        .thread_name("wm-log-writer")
+        .finish(std::io::stdout());
+    tracing::subscriber::set_global_default(subscriber(format, filter, writer, ansi))?;
+    Ok(guard)
 }
 
 /// The layers every route (and the fallback) of the API gets: a panic becomes the spec's
