@@ -103,8 +103,10 @@ pub struct StatusUpdate {
 /// A messaging platform.
 #[async_trait::async_trait]
 pub trait MessagingProvider: Send + Sync + 'static {
-    /// A short name for logs and metrics (`simulated`, `whatsapp`).
-    fn name(&self) -> &'static str;
+    /// A short fixed name (`simulated`, `whatsapp`) for metric labels and logs.
+    fn name(&self) -> &'static str {
+        "custom"
+    }
 
     /// Sends one message; `Ok` is the platform's message id.
     async fn send(&self, message: &OutboundMessage) -> Result<String, SendError>;

@@ -160,6 +160,7 @@ pub async fn api_key_auth(State(state): State<AppState>, mut req: Request, next:
         Ok(None) => return invalid_key().into_response(),
         Err(e) => return e.into_response(),
     };
+    crate::observe::request_log::record_caller(&ctx);
     let now = state.now_ms();
     if ctx.expires_at.is_some_and(|exp| exp <= now) {
         return ApiError::business(
@@ -174,6 +175,7 @@ pub async fn api_key_auth(State(state): State<AppState>, mut req: Request, next:
         req.extensions_mut().insert(ctx);
         next.run(req).await
     } else {
+        crate::observe::metrics::rate_limited();
         let mut r = ApiError::business(
             StatusCode::TOO_MANY_REQUESTS,
             Some("API_KEY_RATE_LIMITED"),

@@ -13,6 +13,9 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// Log line format: `text` or `json` (one object per line).
+    #[arg(long, env = "WM_LOG_FORMAT", default_value = "text", global = true)]
+    pub log_format: crate::observe::LogFormat,
 }
 
 /// Sub-commands.
@@ -45,6 +48,9 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "WM_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Address of the Prometheus `GET /metrics` listener; empty turns metrics off.
+    #[arg(long, env = "WM_METRICS_LISTEN", default_value = "127.0.0.1:9464", value_parser = crate::observe::exporter::parse_listen)]
+    pub metrics_listen: crate::observe::exporter::MetricsListen,
     /// Operator token for `/api/v1/admin`; a random one is generated and printed when unset.
     #[arg(long, env = "WM_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
@@ -217,5 +223,29 @@ mod tests {
         assert_eq!(a.rate_limit_per_minute, 600);
         assert_eq!(a.provider_mps, 80);
         assert!(!a.allow_insecure_webhooks);
+        assert_eq!(
+            a.metrics_listen.0.map(|a| a.to_string()).as_deref(),
+            Some("127.0.0.1:9464")
+        );
+        assert_eq!(cli.log_format, crate::observe::LogFormat::Text);
+    }
+
+    #[test]
+    fn metrics_and_log_format_flags() {
+        let cli = Cli::try_parse_from([
+            "wm-server",
+            "--log-format",
+            "json",
+            "serve",
+            "--metrics-listen",
+            "",
+        ])
+        .unwrap();
+        assert_eq!(cli.log_format, crate::observe::LogFormat::Json);
+        let Command::Serve(a) = cli.command else {
+            panic!("serve")
+        };
+        assert_eq!(a.metrics_listen.0, None);
+        assert!(Cli::try_parse_from(["wm-server", "serve", "--metrics-listen", "nope"]).is_err());
     }
 }

@@ -7,6 +7,8 @@ use sea_orm::{DbErr, SqlErr};
 use serde_json::{Map, Value};
 use wm_types::common::{BusinessErrorBody, ValidationErrorBody};
 
+use crate::observe::request_log::LoggedError;
+
 /// A failure, as the caller sees it.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -89,8 +91,15 @@ pub fn is_unique_violation(e: &DbErr) -> bool {
 }
 
 impl IntoResponse for ApiError {
+    /// The spec's body, with the error's code in the response extensions for the request
+    /// log ([`LoggedError`]). A 500 logs its cause chain here, inside the request's span.
     fn into_response(self) -> Response {
-        match self {
+        let logged = match &self {
+            ApiError::Validation(_) => Some("VALIDATION_FAILED"),
+            ApiError::Business { code, .. } => *code,
+            ApiError::Internal(_) => Some("INTERNAL"),
+        };
+        let mut response = match self {
             ApiError::Validation(message) => (
                 StatusCode::BAD_REQUEST,
                 Json(ValidationErrorBody {
@@ -128,6 +137,10 @@ impl IntoResponse for ApiError {
                 )
                     .into_response()
             }
+        };
+        if let Some(code) = logged {
+            response.extensions_mut().insert(LoggedError(code));
         }
+        response
     }
 }

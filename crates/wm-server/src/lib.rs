@@ -10,7 +10,8 @@
 //! (auth, validated JSON/query), [`auth`] (keys, middlewares), [`rate_limit`], [`listener`]
 //! (connection timeouts and caps), [`routes`]
 //! (one module per resource), [`admin`] (operator API), [`services`] (use cases),
-//! [`db`] (entities, migrations, queries), [`worker`] (webhook delivery), [`cache`], [`demo`].
+//! [`db`] (entities, migrations, queries), [`worker`] (webhook delivery), [`cache`], [`demo`],
+//! [`observe`] (request logs, metrics, readiness).
 //!
 //! A host app that mounts [`router`] runs the workers with [`worker::spawn_all`].
 //!
@@ -36,6 +37,7 @@ pub mod demo;
 pub mod error;
 pub mod extract;
 pub mod listener;
+pub mod observe;
 pub mod openapi;
 pub mod provider;
 pub mod rate_limit;
@@ -52,15 +54,14 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router, middleware};
 use rand::Rng;
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::trace::TraceLayer;
 
 use crate::config::ServeArgs;
 use crate::error::ApiError;
 use crate::state::{AppState, Settings};
 
 /// The whole API, relative to `/api/v1`: API-key routes, the operator API under `/admin`,
-/// `GET /health`, and a JSON 404 for anything else.
+/// `GET /health` (liveness), `GET /health/ready` (readiness), and a JSON 404 for anything
+/// else; every answer carries `X-Request-Id` and is logged (see [`observe`]).
 pub fn router(state: AppState) -> Router {
     let api = routes::router().route_layer(middleware::from_fn_with_state(
         state.clone(),
@@ -70,27 +71,30 @@ pub fn router(state: AppState) -> Router {
         state.clone(),
         auth::admin_auth,
     ));
-    Router::new()
+    let routes = Router::new()
         .route("/health", get(health))
+        .route("/health/ready", get(observe::health::ready))
         .route("/openapi.json", get(openapi_json))
         .route("/docs", get(docs))
         .merge(routes::platform_whatsapp::router())
         .merge(api)
         .merge(admin)
         .method_not_allowed_fallback(method_not_allowed)
-        .fallback(not_found)
-        .layer(CatchPanicLayer::custom(|_| {
-            ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response_body()
-        }))
-        .layer(TraceLayer::new_for_http())
-        .with_state(state)
+        .fallback(not_found);
+    observe::wrap(routes).with_state(state)
 }
 
-/// The OpenAPI 3.1 document, built once.
-async fn openapi_json() -> Json<serde_json::Value> {
-    static DOC: std::sync::LazyLock<serde_json::Value> =
-        std::sync::LazyLock::new(openapi::document);
-    Json(DOC.clone())
+/// The OpenAPI 3.1 document, built and serialised once; each request shares the bytes.
+async fn openapi_json() -> impl axum::response::IntoResponse {
+    static DOC: std::sync::LazyLock<axum::body::Bytes> = std::sync::LazyLock::new(|| {
+        serde_json::to_vec(&openapi::document())
+            .unwrap_or_default()
+            .into()
+    });
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        DOC.clone(),
+    )
 }
 
 async fn docs() -> axum::response::Html<&'static str> {
@@ -113,12 +117,6 @@ async fn method_not_allowed(method: axum::http::Method) -> ApiError {
         None,
         format!("Method {method} is not allowed on this route"),
     )
-}
-
-impl ApiError {
-    fn into_response_body(self) -> axum::response::Response {
-        axum::response::IntoResponse::into_response(self)
-    }
 }
 
 /// A random operator token, used when `WM_ADMIN_TOKEN` is not set.
@@ -180,6 +178,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         secret_key,
     );
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    let _metrics = observe::exporter::serve(args.metrics_listen.0, &state).await?;
     let base = format!("http://{}/api/v1", listener.local_addr()?);
     if generated {
         println!("Operator token (WM_ADMIN_TOKEN was not set; shown once): {admin_token}");
@@ -199,6 +198,7 @@ pub async fn run(
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let shutdown = observe::health::drain_on(&state, shutdown);
     let cancel = tokio_util::sync::CancellationToken::new();
     let workers = worker::spawn_all(&state, cancel.clone())?;
     let limits = state.settings.limits;

@@ -112,6 +112,8 @@ pub struct Inner {
     pub secret_key: Option<crate::secrets::SecretKey>,
     /// The Cloud API client, for template sync (whatever the sending provider is).
     pub whatsapp: Option<Arc<crate::provider::whatsapp::WhatsAppProvider>>,
+    /// Worker heartbeats and the shutdown flag, read by the readiness probe.
+    pub health: crate::observe::health::Health,
 }
 
 impl AppState {
@@ -158,6 +160,7 @@ impl AppState {
             settings,
             keys: KeyCache::default(),
             lookups: LookupCache::default(),
+            health: Default::default(),
         }))
     }
 

@@ -280,6 +280,8 @@ pub async fn charge_next_batch(
     let (_, cost) = price_next_batch(conn, c, limit, now).await?;
     let what = format!("Campaign \"{}\": {} messages", c.name, cost.priced.len());
     if !wallet::charge(conn, c.organization_id, cost.total, Some(c.id), &what, now).await? {
+        crate::observe::metrics::campaign_batch(false);
+        tracing::info!(campaign_id = %c.id, cost_micros = cost.total.0, "campaign batch refused: balance too low");
         return Ok(Charge::Insufficient);
     }
     use_allowance(conn, c.organization_id, now, cost.covered).await?;
@@ -319,6 +321,20 @@ pub async fn charge_next_batch(
                 .await?;
         }
     }
+    crate::observe::metrics::campaign_batch(true);
+    crate::observe::metrics::messages_failed(
+        "none",
+        crate::observe::metrics::Source::Campaign,
+        "unpriceable",
+        cost.unpriceable.len(),
+    );
+    tracing::info!(
+        campaign_id = %c.id,
+        queued = cost.priced.len(),
+        unpriceable = cost.unpriceable.len(),
+        cost_micros = cost.total.0,
+        "campaign batch charged"
+    );
     Ok(Charge::Queued {
         queued: cost.priced.len(),
         failed: cost.unpriceable.len() + cost.ineligible.len(),

@@ -85,7 +85,11 @@ pub async fn credit(
         .filter(wallet::Column::OrganizationId.eq(org))
         .exec(conn)
         .await?;
-    entry(conn, org, kind, amount.0, campaign, description, now).await
+    entry(conn, org, kind, amount.0, campaign, description, now).await?;
+    if kind == LedgerKind::Refund {
+        crate::observe::metrics::wallet_refunded(amount.0);
+    }
+    Ok(())
 }
 
 /// Takes money if the balance covers it; `false` (and nothing changed) when it does not.
@@ -115,6 +119,7 @@ pub async fn charge(
     if done == 0 {
         return Ok(false);
     }
+    crate::observe::metrics::wallet_charged(amount.0);
     entry(
         conn,
         org,

@@ -10,6 +10,7 @@ use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, EntityTrait, ExprTrait, QueryFilter, QueryOrder,
     QuerySelect,
 };
+use tracing::Instrument;
 use uuid::Uuid;
 use wm_core::automations::{ContactFacts, FAILURES_TO_PAUSE, condition_holds};
 use wm_core::messaging::messageable;
@@ -23,6 +24,8 @@ use wm_types::enums::{ChannelType, RecipientStatus};
 use crate::db::entities::{
     automation, automation_run, contact, identity, organization, phone_number, recipient, template,
 };
+use crate::observe::health::{Worker, pass};
+use crate::observe::metrics::{self, Source};
 use crate::services::automations::{WAITING, enqueue};
 use crate::services::{contacts, sending, wallet};
 use crate::state::AppState;
@@ -58,10 +61,12 @@ impl AutomationWorker {
 
     /// Runs until cancelled.
     pub async fn run(self, cancel: tokio_util::sync::CancellationToken) {
+        self.state
+            .health
+            .started(Worker::Automations, self.state.now_ms());
         loop {
-            if let Err(e) = self.run_once().await {
-                tracing::warn!(error = %format!("{e:#}"), "automation pass failed");
-            }
+            // A failed pass is logged by `pass`; the next one tries again.
+            let _ = self.run_once().await;
             tokio::select! {
                 _ = cancel.cancelled() => return,
                 _ = tokio::time::sleep(super::POLL) => {}
@@ -69,8 +74,13 @@ impl AutomationWorker {
         }
     }
 
-    /// One pass: NO_RESPONSE_DAYS scan, then every due run.
+    /// One pass: NO_RESPONSE_DAYS scan, then every due run; in a `worker_pass` span, timed
+    /// and heartbeat-recorded.
     pub async fn run_once(&self) -> anyhow::Result<Outcome> {
+        pass(&self.state, Worker::Automations, self.steps()).await
+    }
+
+    async fn steps(&self) -> anyhow::Result<Outcome> {
         self.scan_no_response().await?;
         let mut out = Outcome::default();
         loop {
@@ -79,7 +89,15 @@ impl AutomationWorker {
                 return Ok(out);
             }
             for run in due {
-                let failed = self.execute(run).await?;
+                let span = tracing::info_span!(
+                    "automation_run",
+                    run_id = %run.id,
+                    automation_id = %run.automation_id,
+                );
+                let failed = self.execute(run).instrument(span).await?;
+                self.state
+                    .health
+                    .beat(Worker::Automations, self.state.now_ms());
                 out.runs += 1;
                 out.failed += usize::from(failed);
             }
@@ -232,7 +250,13 @@ impl AutomationWorker {
                         break;
                     }
                 }
-                _ => match self.act(&run, &a, i, step, &mut log).await {
+                _ => match self
+                    .act(&run, &a, i, step, &mut log)
+                    .instrument(
+                        tracing::info_span!("automation_step", step = i, kind = ?step.config.kind),
+                    )
+                    .await
+                {
                     Ok(Acted::Done(detail)) => record(&mut log, "done", detail),
                     Ok(Acted::Sent(price, detail)) => {
                         templates += 1;
@@ -253,7 +277,14 @@ impl AutomationWorker {
             }
         }
         match stop {
-            Stop::Wait => Ok(false),
+            Stop::Wait => {
+                metrics::automation_run("waiting");
+                tracing::info!(
+                    result = "waiting",
+                    "automation run paused until its wait ends"
+                );
+                Ok(false)
+            }
             Stop::End(result, error) => {
                 self.finish(&run, Some(&a), log, result, error, templates, cost)
                     .await
@@ -418,6 +449,7 @@ impl AutomationWorker {
                 .map_err(db)?;
             txn.commit().await.map_err(db)?;
         }
+        let provider = self.state.provider.name();
         let message = OutboundMessage {
             correlation_id: format!("{}:{index}", run.id),
             from: sender.number_e164.clone(),
@@ -431,17 +463,27 @@ impl AutomationWorker {
         let own_mps = sender.mps.and_then(|n| u32::try_from(n).ok());
         self.state.pacer.wait(sender.id, own_mps).await;
         match self.state.provider.send(&message).await {
-            Ok(id) => Ok(Acted::Sent(
-                price.0,
-                format!("template {} (message {id})", tpl.name),
-            )),
+            Ok(id) => {
+                metrics::messages_sent(provider, Source::Automation, 1);
+                Ok(Acted::Sent(
+                    price.0,
+                    format!("template {} (message {id})", tpl.name),
+                ))
+            }
             // Maybe sent: kept charged, never re-sent.
-            Err(SendError::Ambiguous(reason)) => Err(format!("outcome unknown: {reason}")),
-            Err(
-                SendError::Rejected { reason, .. }
-                | SendError::RetryLater(reason)
-                | SendError::Paused { reason, .. },
-            ) => {
+            Err(SendError::Ambiguous(reason)) => {
+                metrics::messages_failed(provider, Source::Automation, "ambiguous", 1);
+                Err(format!("outcome unknown: {reason}"))
+            }
+            Err(e) => {
+                let (class, reason) = match e {
+                    SendError::Rejected { reason, .. } => ("rejected", reason),
+                    SendError::RetryLater(reason) => ("unavailable", reason),
+                    SendError::Paused { reason, .. } => ("paused", reason),
+                    SendError::Ambiguous(reason) => ("ambiguous", reason),
+                };
+                metrics::messages_failed(provider, Source::Automation, class, 1);
+                metrics::messages_refunded(provider, Source::Automation, usize::from(price.0 > 0));
                 let now = self.state.now_ms();
                 let txn = self.state.db.write().await.map_err(db)?;
                 let what = format!("Automation \"{}\": refund of a rejected message", a.name);
@@ -505,6 +547,8 @@ impl AutomationWorker {
         am.templates_sent = Set(templates);
         am.cost_micros = Set(cost);
         automation_run::Entity::update(am).exec(&*txn).await?;
+        metrics::automation_run(result);
+        tracing::info!(result, error = error.as_deref(), "automation run finished");
         let failed = result == "failed";
         if let Some(a) = a {
             let mut q = automation::Entity::update_many()

@@ -11,12 +11,14 @@
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 use uuid::Uuid;
 use wm_core::campaigns::{Action, Facts, transition};
 use wm_types::campaigns::{CampaignStatus, STOP_INSUFFICIENT_BALANCE};
 
 use crate::db::WriteTxn;
 use crate::db::entities::campaign;
+use crate::observe::health::{Worker, pass};
 use crate::services::{sending, statuses, wallet};
 use crate::state::AppState;
 
@@ -61,10 +63,12 @@ impl CampaignWorker {
 
     /// Runs until cancelled: a pass when woken by a send or every [`super::POLL`].
     pub async fn run(self, cancel: CancellationToken) {
+        self.state
+            .health
+            .started(Worker::Campaigns, self.state.now_ms());
         loop {
-            if let Err(e) = self.run_once().await {
-                tracing::warn!(error = %format!("{e:#}"), "campaign pass failed");
-            }
+            // A failed pass is logged by `pass`; the next one tries again.
+            let _ = self.run_once().await;
             tokio::select! {
                 _ = cancel.cancelled() => return,
                 _ = self.state.campaign_wake.notified() => {}
@@ -73,8 +77,12 @@ impl CampaignWorker {
         }
     }
 
-    /// One pass over every step.
+    /// One pass over every step, in a `worker_pass` span, timed and heartbeat-recorded.
     pub async fn run_once(&self) -> anyhow::Result<Outcome> {
+        pass(&self.state, Worker::Campaigns, self.steps()).await
+    }
+
+    async fn steps(&self) -> anyhow::Result<Outcome> {
         let mut out = Outcome::default();
         self.start_scheduled(&mut out).await?;
         self.charge_due_batches(&mut out).await?;
@@ -155,44 +163,50 @@ impl CampaignWorker {
             .due(CampaignStatus::Scheduled, campaign::Column::NextBatchAt)
             .await?
         {
-            let now = self.state.now_ms();
-            let Some((txn, c)) = self.lock_in(id, CampaignStatus::Scheduled).await? else {
-                continue;
-            };
-            let f = self.facts(&*txn, &c, now).await?;
-            let t = match transition(CampaignStatus::Scheduled, &Action::StartScheduled, &f) {
-                Ok(t) => t,
-                Err(e) => {
-                    tracing::warn!(campaign = %c.id, error = %e.message(), "scheduled start refused");
-                    continue;
-                }
-            };
-            let limit = sending::batch_limit(&c);
-            if t.to == CampaignStatus::Paused
-                || sending::charge_next_batch(&*txn, &c, limit, now).await?
-                    == sending::Charge::Insufficient
-            {
-                self.pause_for_balance(&*txn, &c, now).await?;
-                txn.commit().await?;
-                out.paused += 1;
-                continue;
-            }
-            let next = sending::next_batch_at(c.batch_interval_min, now);
-            campaign::Entity::update_many()
-                .col_expr(
-                    campaign::Column::Status,
-                    Expr::val(CampaignStatus::Sending.as_str()),
-                )
-                .col_expr(campaign::Column::StartedAt, Expr::val(now))
-                .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
-                .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
-                .filter(campaign::Column::Id.eq(c.id))
-                .exec(&*txn)
-                .await?;
-            txn.commit().await?;
-            out.started += 1;
-            out.batches += 1;
+            let span = tracing::info_span!("campaign_start", campaign_id = %id);
+            self.start_one(id, out).instrument(span).await?;
         }
+        Ok(())
+    }
+
+    async fn start_one(&self, id: Uuid, out: &mut Outcome) -> anyhow::Result<()> {
+        let now = self.state.now_ms();
+        let Some((txn, c)) = self.lock_in(id, CampaignStatus::Scheduled).await? else {
+            return Ok(());
+        };
+        let f = self.facts(&*txn, &c, now).await?;
+        let t = match transition(CampaignStatus::Scheduled, &Action::StartScheduled, &f) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!(error = %e.message(), "scheduled start refused");
+                return Ok(());
+            }
+        };
+        let limit = sending::batch_limit(&c);
+        if t.to == CampaignStatus::Paused
+            || sending::charge_next_batch(&*txn, &c, limit, now).await?
+                == sending::Charge::Insufficient
+        {
+            self.pause_for_balance(&*txn, &c, now).await?;
+            txn.commit().await?;
+            out.paused += 1;
+            return Ok(());
+        }
+        let next = sending::next_batch_at(c.batch_interval_min, now);
+        campaign::Entity::update_many()
+            .col_expr(
+                campaign::Column::Status,
+                Expr::val(CampaignStatus::Sending.as_str()),
+            )
+            .col_expr(campaign::Column::StartedAt, Expr::val(now))
+            .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
+            .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
+            .filter(campaign::Column::Id.eq(c.id))
+            .exec(&*txn)
+            .await?;
+        txn.commit().await?;
+        out.started += 1;
+        out.batches += 1;
         Ok(())
     }
 
@@ -203,45 +217,51 @@ impl CampaignWorker {
             .due(CampaignStatus::Sending, campaign::Column::NextBatchAt)
             .await?
         {
-            let now = self.state.now_ms();
-            let Some((txn, c)) = self.lock_in(id, CampaignStatus::Sending).await? else {
-                continue;
-            };
-            let limit = sending::batch_limit(&c);
-            if sending::next_batch(&*txn, &c, Some(1)).await?.is_empty() {
-                // Every batch is charged: nothing more is due.
+            let span = tracing::info_span!("campaign_batch", campaign_id = %id);
+            self.charge_one(id, out).instrument(span).await?;
+        }
+        Ok(())
+    }
+
+    async fn charge_one(&self, id: Uuid, out: &mut Outcome) -> anyhow::Result<()> {
+        let now = self.state.now_ms();
+        let Some((txn, c)) = self.lock_in(id, CampaignStatus::Sending).await? else {
+            return Ok(());
+        };
+        let limit = sending::batch_limit(&c);
+        if sending::next_batch(&*txn, &c, Some(1)).await?.is_empty() {
+            // Every batch is charged: nothing more is due.
+            campaign::Entity::update_many()
+                .col_expr(
+                    campaign::Column::NextBatchAt,
+                    Expr::val(Option::<i64>::None),
+                )
+                .filter(campaign::Column::Id.eq(c.id))
+                .exec(&*txn)
+                .await?;
+            txn.commit().await?;
+            return Ok(());
+        }
+        match sending::charge_next_batch(&*txn, &c, limit, now).await? {
+            sending::Charge::Insufficient => {
+                let f = self.facts(&*txn, &c, now).await?;
+                transition(CampaignStatus::Sending, &Action::BalanceShort, &f)
+                    .map_err(|e| anyhow::anyhow!(e.message()))?;
+                self.pause_for_balance(&*txn, &c, now).await?;
+                out.paused += 1;
+            }
+            sending::Charge::Queued { .. } => {
+                let next = sending::next_batch_at(c.batch_interval_min, now);
                 campaign::Entity::update_many()
-                    .col_expr(
-                        campaign::Column::NextBatchAt,
-                        Expr::val(Option::<i64>::None),
-                    )
+                    .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
+                    .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
                     .filter(campaign::Column::Id.eq(c.id))
                     .exec(&*txn)
                     .await?;
-                txn.commit().await?;
-                continue;
+                out.batches += 1;
             }
-            match sending::charge_next_batch(&*txn, &c, limit, now).await? {
-                sending::Charge::Insufficient => {
-                    let f = self.facts(&*txn, &c, now).await?;
-                    transition(CampaignStatus::Sending, &Action::BalanceShort, &f)
-                        .map_err(|e| anyhow::anyhow!(e.message()))?;
-                    self.pause_for_balance(&*txn, &c, now).await?;
-                    out.paused += 1;
-                }
-                sending::Charge::Queued { .. } => {
-                    let next = sending::next_batch_at(c.batch_interval_min, now);
-                    campaign::Entity::update_many()
-                        .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
-                        .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
-                        .filter(campaign::Column::Id.eq(c.id))
-                        .exec(&*txn)
-                        .await?;
-                    out.batches += 1;
-                }
-            }
-            txn.commit().await?;
         }
+        txn.commit().await?;
         Ok(())
     }
 
@@ -304,6 +324,7 @@ impl CampaignWorker {
             let now = self.state.now_ms();
             let txn = self.state.db.write().await?;
             if sending::complete_if_done(&*txn, &c, now).await? {
+                tracing::info!(campaign_id = %c.id, "campaign completed");
                 out.completed += 1;
             }
             txn.commit().await?;

@@ -21,8 +21,12 @@ use wm_core::templates;
 use wm_types::campaigns::CampaignStatus;
 use wm_types::enums::RecipientStatus;
 
+use tracing::Instrument;
+
 use super::campaigns::Outcome;
 use crate::db::entities::{campaign, contact, phone_number, recipient, template};
+use crate::observe::health::Worker;
+use crate::observe::metrics::{self, Source};
 use crate::services::attempts;
 use crate::state::AppState;
 
@@ -49,7 +53,8 @@ pub async fn send_queued(state: &AppState, out: &mut Outcome) -> anyhow::Result<
     let mut done: HashSet<Uuid> = HashSet::new();
     while let Some(c) = lease(state, &done).await? {
         done.insert(c.id);
-        let result = send_campaign(state, &c, out).await;
+        let span = tracing::info_span!("campaign_send", campaign_id = %c.id);
+        let result = send_campaign(state, &c, out).instrument(span).await;
         release(state, c.id).await?;
         result?;
     }
@@ -215,12 +220,35 @@ async fn send_campaign(
                 blocked,
             )));
         }
+        let span = tracing::info_span!("campaign_chunk", messages = calls.len());
         let results: Vec<Result1> = futures::stream::iter(calls)
             .buffer_unordered(SEND_CONCURRENCY)
             .collect::<Vec<_>>()
+            .instrument(span)
             .await
             .into_iter()
             .collect::<Result<_, _>>()?;
+        state.health.beat(Worker::Campaigns, state.now_ms());
+        let provider = state.provider.name();
+        let count = |f: fn(&Result1) -> bool| results.iter().filter(|r| f(r)).count();
+        let sent = count(|r| matches!(r, Result1::Sent));
+        let rejected = count(|r| matches!(r, Result1::Rejected));
+        metrics::messages_sent(provider, Source::Campaign, sent);
+        metrics::messages_failed(provider, Source::Campaign, "rejected", rejected);
+        metrics::messages_refunded(provider, Source::Campaign, rejected);
+        metrics::messages_failed(
+            provider,
+            Source::Campaign,
+            "unavailable",
+            count(|r| matches!(r, Result1::Retry)),
+        );
+        metrics::messages_failed(
+            provider,
+            Source::Campaign,
+            "ambiguous",
+            count(|r| matches!(r, Result1::Ambiguous)),
+        );
+        tracing::info!(sent, rejected, "chunk sent");
         let mut stop = false;
         for r in results {
             match r {

@@ -17,7 +17,8 @@ use crate::state::AppState;
 /// How often workers look for work.
 pub const POLL: Duration = Duration::from_millis(200);
 
-/// Starts every worker.
+/// Starts every worker, and the collector of the database gauges of
+/// [`crate::observe::metrics`].
 pub fn spawn_all(
     state: &AppState,
     cancel: CancellationToken,
@@ -28,6 +29,10 @@ pub fn spawn_all(
     Ok(vec![
         tokio::spawn(automations.run(cancel.clone())),
         tokio::spawn(hooks.run(cancel.clone())),
+        tokio::spawn(crate::observe::exporter::collector(
+            state.clone(),
+            cancel.clone(),
+        )),
         tokio::spawn(campaigns.run(cancel)),
     ])
 }

@@ -20,6 +20,7 @@ use sea_orm::{
     QuerySelect,
 };
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 use uuid::Uuid;
 use wm_core::webhooks::{
     PAUSE_AFTER, RESPONSE_KEEP, RETENTION, TIMEOUT, check_url, is_forbidden_ip, next_delay,
@@ -27,6 +28,7 @@ use wm_core::webhooks::{
 use wm_types::webhooks::{DeliveryStatus, WebhookStatus};
 
 use crate::db::entities::{outbox_event, webhook, webhook_attempt, webhook_delivery};
+use crate::observe::health::{Worker, pass};
 use crate::services::webhooks::events_from_db;
 use crate::state::AppState;
 
@@ -106,11 +108,13 @@ impl WebhookWorker {
 
     /// Runs until cancelled: a pass every [`super::POLL`], the retention purge hourly.
     pub async fn run(self, cancel: CancellationToken) {
+        self.state
+            .health
+            .started(Worker::Webhooks, self.state.now_ms());
         let mut last_purge: Option<Instant> = None;
         loop {
-            if let Err(e) = self.run_once().await {
-                tracing::warn!(error = %format!("{e:#}"), "webhook pass failed");
-            }
+            // A failed pass is logged by `pass`; the next one tries again.
+            let _ = self.run_once().await;
             if last_purge.is_none_or(|t| t.elapsed() > Duration::from_secs(3600)) {
                 match self.purge().await {
                     Ok(n) if n > 0 => tracing::info!(deleted = n, "old webhook deliveries purged"),
@@ -118,6 +122,9 @@ impl WebhookWorker {
                     Err(e) => tracing::warn!(error = %format!("{e:#}"), "webhook purge failed"),
                 }
                 last_purge = Some(Instant::now());
+                self.state
+                    .health
+                    .beat(Worker::Webhooks, self.state.now_ms());
             }
             tokio::select! {
                 _ = cancel.cancelled() => return,
@@ -126,11 +133,17 @@ impl WebhookWorker {
         }
     }
 
-    /// One pass: fan out pending events, then attempt every due delivery.
+    /// One pass: fan out pending events, then attempt every due delivery; in a
+    /// `worker_pass` span, timed and heartbeat-recorded.
     pub async fn run_once(&self) -> anyhow::Result<Outcome> {
+        pass(&self.state, Worker::Webhooks, self.steps()).await
+    }
+
+    async fn steps(&self) -> anyhow::Result<Outcome> {
         let mut outcome = Outcome::default();
         loop {
-            let (events, deliveries) = self.fan_out().await?;
+            let span = tracing::info_span!("webhook_fan_out");
+            let (events, deliveries) = self.fan_out().instrument(span).await?;
             outcome.fanned_out += deliveries;
             if events < BATCH as usize {
                 break;
@@ -228,6 +241,11 @@ impl WebhookWorker {
             .exec(&*txn)
             .await?;
         txn.commit().await?;
+        tracing::info!(
+            events = events.len(),
+            deliveries = created,
+            "outbox fanned out"
+        );
         Ok((events.len(), created))
     }
 
@@ -293,27 +311,55 @@ impl WebhookWorker {
             .collect())
     }
 
-    /// Makes one attempt and records it; `Ok(true)` when the receiver answered 2xx.
+    /// Makes one attempt and records it; `Ok(true)` when the receiver answered 2xx. Runs in
+    /// a `webhook_attempt` span with the delivery's ids, so one delivery can be followed.
     pub async fn attempt(&self, c: Claimed) -> anyhow::Result<bool> {
+        let d = &c.delivery;
+        let span = tracing::info_span!(
+            "webhook_attempt",
+            delivery_id = %d.id,
+            webhook_id = %d.webhook_id,
+            event = %d.event_type,
+            attempt = d.attempts + 1,
+        );
+        let ok = self.attempt_in_span(c).instrument(span).await;
+        self.state
+            .health
+            .beat(Worker::Webhooks, self.state.now_ms());
+        ok
+    }
+
+    async fn attempt_in_span(&self, c: Claimed) -> anyhow::Result<bool> {
         let started = Instant::now();
         let at = self.state.now_ms();
         let result = self.post(&c, at / 1000).await;
-        let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let took = started.elapsed();
+        let duration_ms = i64::try_from(took.as_millis()).unwrap_or(i64::MAX);
         let (status_code, response_body, error) = match result {
             Ok((code, body)) => (Some(i32::from(code)), Some(body), None),
             Err(e) => (None, None, Some(e)),
         };
         let ok = status_code.is_some_and(|c| (200..300).contains(&c));
-        self.record(
-            &c.delivery,
-            at,
+        let failure = error.clone();
+        let outcome = self
+            .record(
+                &c.delivery,
+                at,
+                status_code,
+                duration_ms,
+                response_body,
+                error,
+                ok,
+            )
+            .await?;
+        crate::observe::metrics::webhook_attempt(outcome, took);
+        tracing::info!(
             status_code,
             duration_ms,
-            response_body,
-            error,
-            ok,
-        )
-        .await?;
+            outcome,
+            error = failure,
+            "webhook attempt"
+        );
         Ok(ok)
     }
 
@@ -356,7 +402,7 @@ impl WebhookWorker {
         response_body: Option<String>,
         error: Option<String>,
         ok: bool,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<&'static str> {
         let schedule = &self.state.settings.webhook_retry_schedule;
         let attempts = d.attempts + 1;
         let txn = self.state.db.write().await?;
@@ -378,7 +424,9 @@ impl WebhookWorker {
             ..Default::default()
         };
         let hook = webhook::Column::Id.eq(d.webhook_id);
+        let mut outcome = "retrying";
         if ok {
+            outcome = "delivered";
             am.status = Set(DeliveryStatus::Delivered.as_str().to_owned());
             am.delivered_at = Set(Some(at));
             am.next_attempt_at = Set(None);
@@ -394,6 +442,7 @@ impl WebhookWorker {
             let delay_ms = i64::try_from(delay.as_millis()).unwrap_or(i64::MAX);
             am.next_attempt_at = Set(Some(at.saturating_add(delay_ms)));
         } else {
+            outcome = "failed";
             am.status = Set(DeliveryStatus::Failed.as_str().to_owned());
             am.next_attempt_at = Set(None);
             // A manual retry of an already exhausted delivery does not count again.
@@ -423,7 +472,7 @@ impl WebhookWorker {
         }
         webhook_delivery::Entity::update(am).exec(&*txn).await?;
         txn.commit().await?;
-        Ok(())
+        Ok(outcome)
     }
 
     /// Deletes deliveries (and their attempts) and processed outbox events older than

@@ -19,6 +19,7 @@ mod events;
 mod identities;
 mod lookups;
 mod notes_timeline;
+mod observe;
 mod openapi;
 mod reports;
 mod server;

@@ -64,6 +64,7 @@ async fn start(max_connections: usize, nofile: Option<u32>) -> Server {
         )
         .env("WM_LISTEN", &addr)
         .env("WM_ADMIN_TOKEN", "transport-admin")
+        .env("WM_METRICS_LISTEN", "")
         .env("WM_ALLOW_INSECURE_WEBHOOKS", "1")
         .env("WM_HEADER_READ_TIMEOUT", "1s")
         .env("WM_IDLE_TIMEOUT", "1500ms")

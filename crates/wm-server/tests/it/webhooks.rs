@@ -16,7 +16,7 @@ use crate::support::{Org, TestApp};
 
 /// One request the receiver got, with the (test) time it arrived.
 #[derive(Debug, Clone)]
-struct Received {
+pub(crate) struct Received {
     headers: HeaderMap,
     body: Bytes,
     at_secs: i64,
@@ -30,8 +30,8 @@ struct Inbox {
     plan: Arc<Mutex<VecDeque<u16>>>,
 }
 
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
     inbox: Inbox,
 }
 
@@ -52,7 +52,7 @@ async fn hook(State(inbox): State<Inbox>, headers: HeaderMap, body: Bytes) -> (S
 }
 
 impl Receiver {
-    async fn start(app: &TestApp) -> Receiver {
+    pub(crate) async fn start(app: &TestApp) -> Receiver {
         let inbox = Inbox {
             clock: app.clock.clone(),
             got: Arc::default(),
@@ -71,7 +71,7 @@ impl Receiver {
         self.inbox.plan.lock().unwrap().extend(statuses);
     }
 
-    fn got(&self) -> Vec<Received> {
+    pub(crate) fn got(&self) -> Vec<Received> {
         self.inbox.got.lock().unwrap().clone()
     }
 
@@ -138,7 +138,7 @@ fn capture(secret: &str, r: &Received) {
     std::fs::write(file, doc.to_string()).expect("capture delivery");
 }
 
-async fn subscribe(org: &Org<'_>, url: &str, events: &[&str]) -> (String, String) {
+pub(crate) async fn subscribe(org: &Org<'_>, url: &str, events: &[&str]) -> (String, String) {
     let w = org
         .post(
             "/webhooks",

@@ -1,0 +1,270 @@
+//! The Prometheus series, declared once: each has a function here that the code calls at
+//! the moment it happens, and a line in [`SERIES`] (name, kind, help) that the exporter
+//! describes and the README lists.
+//!
+//! They go through the `metrics` facade: without an installed recorder every call is a
+//! no-op, so library users and tests pay nothing and tests can install a recorder of their
+//! own (`metrics::set_default_local_recorder`). Labels take values from fixed sets only
+//! (matched routes, statuses, outcomes, worker names): never ids.
+
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use metrics::{counter, gauge, histogram};
+
+use super::health::Worker;
+
+/// Every series: name, kind, help. Histograms end in `_seconds` and get [`BUCKETS`].
+pub const SERIES: &[(&str, &str, &str)] = &[
+    (
+        "wm_http_requests_total",
+        "counter",
+        "HTTP requests answered, by method, matched route and status.",
+    ),
+    (
+        "wm_http_request_duration_seconds",
+        "histogram",
+        "Time to answer an HTTP request, by method, matched route and status.",
+    ),
+    (
+        "wm_http_requests_in_flight",
+        "gauge",
+        "HTTP requests being answered now.",
+    ),
+    (
+        "wm_rate_limited_total",
+        "counter",
+        "Requests refused with 429 by the per-key rate limit.",
+    ),
+    (
+        "wm_messages_sent_total",
+        "counter",
+        "Messages the platform accepted, by provider and source (campaign, automation).",
+    ),
+    (
+        "wm_messages_failed_total",
+        "counter",
+        "Messages not sent, by provider, source and reason (rejected, unavailable = retried later, unpriceable).",
+    ),
+    (
+        "wm_messages_refunded_total",
+        "counter",
+        "Rejected messages whose price went back to the wallet, by provider and source.",
+    ),
+    (
+        "wm_campaign_batches_total",
+        "counter",
+        "Campaign batches, by result (charged, insufficient_balance).",
+    ),
+    (
+        "wm_recipients_pending",
+        "gauge",
+        "Campaign recipients not yet sent, by the status of their campaign (collector).",
+    ),
+    (
+        "wm_wallet_charges_total",
+        "counter",
+        "Wallet charges (campaign batches, automation messages).",
+    ),
+    (
+        "wm_wallet_charged_micros_total",
+        "counter",
+        "Money charged, in micro-units of each organisation's currency.",
+    ),
+    ("wm_wallet_refunds_total", "counter", "Wallet refunds."),
+    (
+        "wm_wallet_refunded_micros_total",
+        "counter",
+        "Money refunded, in micro-units of each organisation's currency.",
+    ),
+    (
+        "wm_webhook_deliveries_total",
+        "counter",
+        "Webhook attempts, by outcome (delivered, retrying, failed = retries exhausted).",
+    ),
+    (
+        "wm_webhook_attempt_duration_seconds",
+        "histogram",
+        "Time of one webhook POST, answered or not.",
+    ),
+    (
+        "wm_webhook_queue_depth",
+        "gauge",
+        "Webhook deliveries by status: pending (due or retrying) and failed (kept 7 days) (collector).",
+    ),
+    (
+        "wm_outbox_lag_seconds",
+        "gauge",
+        "Age of the oldest event not yet fanned out to webhooks; 0 when none waits (collector).",
+    ),
+    (
+        "wm_automation_runs_total",
+        "counter",
+        "Automation runs that ended or paused, by result (completed, waiting, condition, skipped, failed).",
+    ),
+    (
+        "wm_db_pool_connections",
+        "gauge",
+        "Database pool connections, by state (in_use, idle).",
+    ),
+    (
+        "wm_db_pool_max_connections",
+        "gauge",
+        "The database pool's size limit.",
+    ),
+    (
+        "wm_worker_pass_duration_seconds",
+        "histogram",
+        "Time of one worker pass, by worker.",
+    ),
+    (
+        "wm_worker_passes_total",
+        "counter",
+        "Worker passes, by worker and result (ok, error).",
+    ),
+    (
+        "wm_worker_last_success_timestamp_seconds",
+        "gauge",
+        "Unix time of each worker's last successful pass.",
+    ),
+];
+
+/// Histogram buckets (seconds): from a cached read to a webhook timeout.
+pub const BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+/// Registers the help text of every series with the current recorder.
+pub fn describe() {
+    for (name, kind, help) in SERIES {
+        match *kind {
+            "counter" => metrics::describe_counter!(*name, *help),
+            "gauge" => metrics::describe_gauge!(*name, *help),
+            _ => metrics::describe_histogram!(*name, metrics::Unit::Seconds, *help),
+        }
+    }
+}
+
+/// One HTTP request answered.
+pub fn http_request(method: &'static str, route: String, status: StatusCode, took: Duration) {
+    let labels = [
+        ("method", metrics::SharedString::const_str(method)),
+        ("route", route.into()),
+        ("status", status.as_str().to_owned().into()),
+    ];
+    counter!("wm_http_requests_total", &labels).increment(1);
+    histogram!("wm_http_request_duration_seconds", &labels).record(took);
+}
+
+/// A request started (+1) or ended (-1).
+pub fn in_flight(delta: f64) {
+    gauge!("wm_http_requests_in_flight").increment(delta);
+}
+
+/// A request refused by the rate limit.
+pub fn rate_limited() {
+    counter!("wm_rate_limited_total").increment(1);
+}
+
+/// Where a message came from.
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    /// A campaign recipient.
+    Campaign,
+    /// An automation's SEND_TEMPLATE step.
+    Automation,
+}
+
+impl Source {
+    fn as_str(self) -> &'static str {
+        match self {
+            Source::Campaign => "campaign",
+            Source::Automation => "automation",
+        }
+    }
+}
+
+/// Messages the platform accepted.
+pub fn messages_sent(provider: &'static str, source: Source, n: usize) {
+    counter!("wm_messages_sent_total", "provider" => provider, "source" => source.as_str())
+        .increment(n as u64);
+}
+
+/// Messages not sent; `reason` is `rejected`, `unavailable` or `unpriceable`.
+pub fn messages_failed(provider: &'static str, source: Source, reason: &'static str, n: usize) {
+    if n == 0 {
+        return;
+    }
+    counter!("wm_messages_failed_total", "provider" => provider, "source" => source.as_str(), "reason" => reason)
+        .increment(n as u64);
+}
+
+/// Rejected messages refunded.
+pub fn messages_refunded(provider: &'static str, source: Source, n: usize) {
+    if n == 0 {
+        return;
+    }
+    counter!("wm_messages_refunded_total", "provider" => provider, "source" => source.as_str())
+        .increment(n as u64);
+}
+
+/// A campaign batch charged, or refused for the balance.
+pub fn campaign_batch(charged: bool) {
+    let result = if charged {
+        "charged"
+    } else {
+        "insufficient_balance"
+    };
+    counter!("wm_campaign_batches_total", "result" => result).increment(1);
+}
+
+/// Money taken from a wallet.
+pub fn wallet_charged(micros: i64) {
+    counter!("wm_wallet_charges_total").increment(1);
+    counter!("wm_wallet_charged_micros_total").increment(micros.unsigned_abs());
+}
+
+/// Money given back to a wallet.
+pub fn wallet_refunded(micros: i64) {
+    counter!("wm_wallet_refunds_total").increment(1);
+    counter!("wm_wallet_refunded_micros_total").increment(micros.unsigned_abs());
+}
+
+/// One webhook attempt: `outcome` is `delivered`, `retrying` or `failed`.
+pub fn webhook_attempt(outcome: &'static str, took: Duration) {
+    counter!("wm_webhook_deliveries_total", "outcome" => outcome).increment(1);
+    histogram!("wm_webhook_attempt_duration_seconds").record(took);
+}
+
+/// An automation run ended or paused with `result`.
+pub fn automation_run(result: &str) {
+    let result: &'static str = match result {
+        "completed" => "completed",
+        "waiting" => "waiting",
+        "condition" => "condition",
+        "skipped" => "skipped",
+        "failed" => "failed",
+        _ => "other",
+    };
+    counter!("wm_automation_runs_total", "result" => result).increment(1);
+}
+
+/// One worker pass, at `now_ms` of the state's clock.
+pub fn worker_pass(w: Worker, took: Duration, ok: bool, now_ms: i64) {
+    let worker = w.as_str();
+    histogram!("wm_worker_pass_duration_seconds", "worker" => worker).record(took);
+    let result = if ok { "ok" } else { "error" };
+    counter!("wm_worker_passes_total", "worker" => worker, "result" => result).increment(1);
+    if ok {
+        gauge!("wm_worker_last_success_timestamp_seconds", "worker" => worker)
+            .set(now_ms as f64 / 1000.0);
+    }
+}
+
+/// Sets a gauge the collector refreshes.
+pub(super) fn set_gauge(name: &'static str, label: Option<(&'static str, &'static str)>, v: f64) {
+    match label {
+        Some((k, val)) => gauge!(name, k => val).set(v),
+        None => gauge!(name).set(v),
+    }
+}

@@ -1,0 +1,98 @@
+//! Operating the server: request logs with ids, worker spans, Prometheus metrics, and the
+//! health probes.
+//!
+//! - [`request_log`]: one `info` line per request in a span carrying its `X-Request-Id`;
+//! - [`metrics`]: the `wm_*` series, declared once, recorded through the `metrics` facade;
+//! - [`exporter`]: the recorder, the `GET /metrics` listener and the database collector;
+//! - [`health`]: readiness (`GET /health/ready`), worker heartbeats and the drain flag.
+//!
+//! Nothing here needs a subscriber or a recorder: a host app that mounts
+//! [`crate::router`] gets request ids and spans, and its own subscriber and recorder (if
+//! any) receive the logs and series.
+
+pub mod exporter;
+pub mod health;
+pub mod metrics;
+pub mod request_log;
+
+use axum::Router;
+use tower_http::catch_panic::CatchPanicLayer;
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::MakeWriter;
+
+use crate::error::ApiError;
+
+/// The log line format (`WM_LOG_FORMAT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LogFormat {
+    /// `key=value` lines for people.
+    #[default]
+    Text,
+    /// One JSON object per line for log pipelines.
+    Json,
+}
+
+/// The subscriber of the binary: `filter` (`RUST_LOG`, default `info`) in `format`, to
+/// `writer`, with colours only when `ansi` (a terminal). Tests build the same one over a
+/// buffer.
+pub fn subscriber<W>(
+    format: LogFormat,
+    filter: EnvFilter,
+    writer: W,
+    ansi: bool,
+) -> Box<dyn tracing::Subscriber + Send + Sync>
+where
+    W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
+{
+    let fmt = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(writer);
+    match format {
+        LogFormat::Text => Box::new(fmt.finish()),
+        LogFormat::Json => Box::new(
+            fmt.json()
+                .flatten_event(true)
+                .with_current_span(true)
+                .with_span_list(true)
+                .finish(),
+        ),
+    }
+}
+
+/// Installs [`subscriber`] on stdout as the process's default. Lines go through a
+/// background writer thread (a request only formats its line; it never waits on stdout,
+/// unless 128k lines are queued); keep the returned guard alive, it flushes on drop.
+pub fn init_tracing(
+    format: LogFormat,
+) -> anyhow::Result<tracing_appender::non_blocking::WorkerGuard> {
+    use std::io::IsTerminal;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let ansi = std::io::stdout().is_terminal();
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(false)
+        .thread_name("wm-log-writer")
+        .finish(std::io::stdout());
+    tracing::subscriber::set_global_default(subscriber(format, filter, writer, ansi))?;
+    Ok(guard)
+}
+
+/// The layers every route (and the fallback) of the API gets: a panic becomes the spec's
+/// 500 (its message logged), inside the request log, so that it too has its line and its
+/// `X-Request-Id`.
+pub fn wrap<S: Clone + Send + Sync + 'static>(router: Router<S>) -> Router<S> {
+    router
+        .layer(CatchPanicLayer::custom(
+            |panic: Box<dyn std::any::Any + Send>| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                axum::response::IntoResponse::into_response(ApiError::Internal(anyhow::anyhow!(
+                    "handler panicked: {what}"
+                )))
+            },
+        ))
+        .layer(axum::middleware::from_fn(request_log::middleware))
+}
