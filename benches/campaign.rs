@@ -3,6 +3,11 @@
 //! `WM_BENCH_DATABASE_URL=postgres://…/db` for PostgreSQL (the database is created).
 //!
 //! `cargo bench -p wm-benches --bench campaign` (env `CONTACTS`, default 20000).
+//!
+//! `PROVIDER=whatsapp` sends through the WhatsApp provider to the fake Graph API instead
+//! (`wm-fake-graph`, status webhooks off), split over `NUMBERS` sender numbers (default 13),
+//! one campaign each, paced at `MPS` per number (default 0: unpaced); it prints messages/s
+//! and the busiest second the fake saw per number.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -57,11 +62,57 @@ async fn main() -> anyhow::Result<()> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20_000);
+    let env_num = |k: &str, d: usize| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let whatsapp = std::env::var("PROVIDER").as_deref() == Ok("whatsapp");
+    let numbers = if whatsapp { env_num("NUMBERS", 13).max(1) } else { 1 };
     let (db, backend) = database().await?;
     db.migrate().await?;
     let mut settings = Settings::new("bench");
-    settings.provider_mps = 0;
-    let state = AppState::new(db, Arc::new(wm_core::time::SystemClock), settings);
+    settings.provider_mps = u32::try_from(env_num("MPS", 0)).unwrap_or(0);
+    let fake = if whatsapp {
+        let fake = wm_fake_graph::FakeGraph::start(Default::default()).await?;
+        for i in 0..numbers {
+            fake.register_number(wm_fake_graph::NumberSpec {
+                phone_number_id: format!("1090{i:04}"),
+                waba_id: "2090".into(),
+                display_phone_number: format!("52550000{i:04}"),
+                access_token: "bench-token".into(),
+            });
+        }
+        fake.register_template(wm_fake_graph::TemplateSpec {
+            waba_id: "2090".into(),
+            name: "promo".into(),
+            language: "en".into(),
+            category: "MARKETING".into(),
+            status: wm_fake_graph::TemplateStatus::Approved,
+            body_text: "Hello {{1}}".into(),
+        });
+        settings.whatsapp.graph_url = fake.url();
+        Some(fake)
+    } else {
+        None
+    };
+    let state = match &fake {
+        Some(_) => AppState::build(
+            db,
+            Arc::new(wm_core::time::SystemClock),
+            settings.clone(),
+            Arc::new(
+                wm_server::provider::whatsapp::WhatsAppProvider::new(
+                    &settings.whatsapp.graph_url,
+                    &settings.whatsapp.api_version,
+                )
+                .map_err(|e| anyhow::anyhow!(e))?,
+            ),
+            Some(wm_server::secrets::SecretKey::generate()),
+        ),
+        None => AppState::new(db, Arc::new(wm_core::time::SystemClock), settings),
+    };
     let now = state.now_ms();
     let txn = state.db.write().await?;
     let org = organizations::create(
@@ -118,17 +169,24 @@ async fn main() -> anyhow::Result<()> {
             .await?;
     }
     txn.commit().await?;
-    let number = wm_server::services::phone_numbers::create(
-        &state,
-        org.id,
-        CreatePhoneNumber {
-            number_e164: "+525500000001".into(),
-            display_name: "Bench".into(),
-            ..Default::default()
-        },
-    )
-    .await
-    .map_err(err)?;
+    let mut senders = Vec::with_capacity(numbers);
+    for i in 0..numbers {
+        let number = wm_server::services::phone_numbers::create(
+            &state,
+            org.id,
+            CreatePhoneNumber {
+                number_e164: format!("+52550000{i:04}"),
+                display_name: "Bench".into(),
+                platform_phone_number_id: whatsapp.then(|| format!("1090{i:04}")),
+                waba_id: whatsapp.then(|| "2090".into()),
+                access_token: whatsapp.then(|| "bench-token".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(err)?;
+        senders.push(number);
+    }
     let template = catalog::add_template(
         &state,
         org.id,
@@ -156,62 +214,85 @@ async fn main() -> anyhow::Result<()> {
         "1".into(),
         serde_json::Value::String("{{firstName}}".into()),
     );
-    let c = campaigns::create(
-        &state,
-        org.id,
-        CreateCampaign {
-            name: "Bench".into(),
-            phone_number_id: number.id,
-            template_id: template.id,
-            scheduled_at: None,
-            variables: Some(vars),
-        },
-    )
-    .await
-    .map_err(err)?;
-
+    let per = ids.len().div_ceil(numbers);
+    let mut created = Vec::with_capacity(numbers);
     let t = Instant::now();
-    let added = campaigns::add_audience(
-        &state,
-        org.id,
-        c.id,
-        Audience {
-            contact_ids: Some(ids),
-            ..Default::default()
-        },
-    )
-    .await
-    .map_err(err)?;
+    for (number, slice) in senders.iter().zip(ids.chunks(per.max(1))) {
+        let c = campaigns::create(
+            &state,
+            org.id,
+            CreateCampaign {
+                name: "Bench".into(),
+                phone_number_id: number.id,
+                template_id: template.id,
+                scheduled_at: None,
+                variables: Some(vars.clone()),
+            },
+        )
+        .await
+        .map_err(err)?;
+        campaigns::add_audience(
+            &state,
+            org.id,
+            c.id,
+            Audience {
+                contact_ids: Some(slice.to_vec()),
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(err)?;
+        created.push(c);
+    }
     let audience = t.elapsed();
     println!(
-        "{backend}: audience of {} contacts (contactIds) in {:.0} ms ({} added)",
+        "{backend}: audience of {} contacts (contactIds, {} campaigns) in {:.0} ms",
         n,
+        created.len(),
         audience.as_secs_f64() * 1000.0,
-        added.added
     );
 
     let t = Instant::now();
-    campaigns::send(&state, org.id, c.id, SendCampaign::default())
-        .await
-        .map_err(err)?;
+    for c in &created {
+        campaigns::send(&state, org.id, c.id, SendCampaign::default())
+            .await
+            .map_err(err)?;
+    }
     let charged = t.elapsed();
     let worker = CampaignWorker::new(state.clone());
     let mut sent = 0;
+    let mut completed = 0;
     loop {
         let out = worker.run_once().await?;
         sent += out.sent + out.rejected;
-        if out.completed > 0 || (out.sent == 0 && out.rejected == 0 && out.receipts == 0) {
+        completed += out.completed;
+        if completed >= created.len()
+            || (out.sent == 0 && out.rejected == 0 && out.receipts == 0 && out.retried == 0)
+        {
             break;
         }
     }
     let total = t.elapsed();
-    let detail = campaigns::get(&state, org.id, c.id).await.map_err(err)?;
+    let detail = campaigns::get(&state, org.id, created[0].id)
+        .await
+        .map_err(err)?;
     println!(
-        "{backend}: send now of {sent} messages: charged in {:.0} ms, COMPLETED ({:?}) in {:.2} s = {:.0} messages/s",
+        "{backend}, {}: send now of {sent} messages from {numbers} number(s): charged in {:.0} ms, {completed} COMPLETED (first: {:?}) in {:.2} s = {:.0} messages/s",
+        state.provider.name(),
         charged.as_secs_f64() * 1000.0,
         detail.status,
         total.as_secs_f64(),
         sent as f64 / total.as_secs_f64()
     );
+    if let Some(fake) = &fake {
+        let busiest = (0..numbers)
+            .map(|i| fake.max_mps(&format!("1090{i:04}")))
+            .max()
+            .unwrap_or(0);
+        println!(
+            "the fake accepted {} messages; busiest second of any number: {busiest}",
+            fake.accepted_count()
+        );
+    }
     Ok(())
 }
