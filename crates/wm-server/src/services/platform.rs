@@ -124,6 +124,25 @@ async fn apply_one(state: &AppState, id: Uuid) -> anyhow::Result<bool> {
     Ok(true)
 }
 
+/// Forgets, after the retention period, applied platform webhooks, the inbound ids kept to
+/// recognise redeliveries, and statuses whose message never appeared.
+pub async fn purge(conn: &impl ConnectionTrait, cutoff: i64) -> Result<(), sea_orm::DbErr> {
+    use crate::db::entities::pending_status;
+    platform_event::Entity::delete_many()
+        .filter(platform_event::Column::ProcessedAt.lt(cutoff))
+        .exec(conn)
+        .await?;
+    platform_inbound_seen::Entity::delete_many()
+        .filter(platform_inbound_seen::Column::CreatedAt.lt(cutoff))
+        .exec(conn)
+        .await?;
+    pending_status::Entity::delete_many()
+        .filter(pending_status::Column::CreatedAt.lt(cutoff))
+        .exec(conn)
+        .await?;
+    Ok(())
+}
+
 /// The sender number the platform means by its phone number id.
 async fn number_by_platform_id(
     conn: &impl ConnectionTrait,

@@ -498,6 +498,7 @@ impl WebhookWorker {
             .filter(outbox_event::Column::ProcessedAt.lt(cutoff))
             .exec(&*txn)
             .await?;
+        crate::services::platform::purge(&*txn, cutoff).await?;
         txn.commit().await?;
         Ok(gone)
     }

@@ -9,7 +9,9 @@ use axum::http::Method;
 use serde_json::{Value, json};
 use wm_fake_graph::{Delivery, Injection, StatusOptions};
 
-use crate::whatsapp_kit::{PNID, Wa, campaign, drive, number, people, synced_template};
+use crate::whatsapp_kit::{
+    PNID, Ready, Wa, campaign, drive, number, people, ready, synced_template,
+};
 
 fn ledger(w: &Value, kind: &str) -> Vec<f64> {
     w["recentEntries"]
@@ -118,20 +120,12 @@ async fn a_crash_mid_send_sends_nothing_twice_and_loses_no_receipt() {
     // Statuses only for what the platform really sent; one answer is lost on the way back
     // and one message's status never comes.
     let wa = Wa::start(StatusOptions::default()).await;
-    wa.template("promo", "Hola {{1}}");
-    let org = wa.app.org().await;
-    let number_id = number(&org).await;
-    let tpl = synced_template(&org, "promo").await;
-    let people = people(&org, 40).await;
-    let ids: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
-    let id = campaign(&org, &number_id, &tpl, &ids).await;
-    org.admin(
-        Method::POST,
-        "/wallet/top-ups",
-        Some(json!({"amount": 100.0})),
-    )
-    .await
-    .ok(201);
+    let Ready {
+        org,
+        people,
+        campaign: id,
+        ..
+    } = ready(&wa, 40, 100.0).await;
     org.post(&format!("/campaigns/{id}/send"), json!({}))
         .await
         .ok(200);
@@ -163,20 +157,12 @@ async fn an_unconfirmed_attempt_fails_as_outcome_unknown_after_the_window() {
         ..Default::default()
     })
     .await;
-    wa.template("promo", "Hola {{1}}");
-    let org = wa.app.org().await;
-    let number_id = number(&org).await;
-    let tpl = synced_template(&org, "promo").await;
-    let people = people(&org, 3).await;
-    let ids: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
-    let id = campaign(&org, &number_id, &tpl, &ids).await;
-    org.admin(
-        Method::POST,
-        "/wallet/top-ups",
-        Some(json!({"amount": 10.0})),
-    )
-    .await
-    .ok(201);
+    let Ready {
+        org,
+        people,
+        campaign: id,
+        ..
+    } = ready(&wa, 3, 10.0).await;
     org.post(&format!("/campaigns/{id}/send"), json!({}))
         .await
         .ok(200);

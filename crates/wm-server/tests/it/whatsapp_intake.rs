@@ -11,7 +11,9 @@ use wm_fake_graph::{
 };
 
 use crate::support::WA_VERIFY;
-use crate::whatsapp_kit::{PNID, WABA, Wa, campaign, drive, number, people, synced_template};
+use crate::whatsapp_kit::{
+    PNID, Ready, WABA, Wa, campaign, drive, number, people, ready, synced_template,
+};
 
 #[tokio::test]
 async fn the_handshake_answers_the_challenge_only_for_the_right_token() {
@@ -53,20 +55,9 @@ async fn statuses_out_of_order_and_twice_and_a_bad_signature_that_changes_nothin
         ..Default::default()
     })
     .await;
-    wa.template("promo", "Hola {{1}}");
-    let org = wa.app.org().await;
-    let number_id = number(&org).await;
-    let tpl = synced_template(&org, "promo").await;
-    let people = people(&org, 12).await;
-    let ids: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
-    let id = campaign(&org, &number_id, &tpl, &ids).await;
-    org.admin(
-        Method::POST,
-        "/wallet/top-ups",
-        Some(json!({"amount": 10.0})),
-    )
-    .await
-    .ok(201);
+    let Ready {
+        org, campaign: id, ..
+    } = ready(&wa, 12, 10.0).await;
     org.post(&format!("/campaigns/{id}/send"), json!({}))
         .await
         .ok(200);
@@ -182,20 +173,9 @@ async fn inbound_messages_open_conversations_and_replies_mark_the_quoted_message
 #[tokio::test]
 async fn a_template_paused_at_the_platform_pauses_its_sending_campaign() {
     let wa = Wa::start(StatusOptions::default()).await;
-    wa.template("promo", "Hola {{1}}");
-    let org = wa.app.org().await;
-    let number_id = number(&org).await;
-    let tpl = synced_template(&org, "promo").await;
-    let people = people(&org, 20).await;
-    let ids: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
-    let id = campaign(&org, &number_id, &tpl, &ids).await;
-    org.admin(
-        Method::POST,
-        "/wallet/top-ups",
-        Some(json!({"amount": 10.0})),
-    )
-    .await
-    .ok(201);
+    let Ready {
+        org, campaign: id, ..
+    } = ready(&wa, 20, 10.0).await;
     org.post(
         &format!("/campaigns/{id}/send"),
         json!({"when": "staggered", "batchSize": 10, "batchIntervalMin": 60}),
@@ -227,20 +207,12 @@ async fn a_template_paused_at_the_platform_pauses_its_sending_campaign() {
 #[tokio::test]
 async fn an_expired_token_pauses_the_campaign_without_losing_a_message() {
     let wa = Wa::start(StatusOptions::default()).await;
-    wa.template("promo", "Hola {{1}}");
-    let org = wa.app.org().await;
-    let number_id = number(&org).await;
-    let tpl = synced_template(&org, "promo").await;
-    let people = people(&org, 5).await;
-    let ids: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
-    let id = campaign(&org, &number_id, &tpl, &ids).await;
-    org.admin(
-        Method::POST,
-        "/wallet/top-ups",
-        Some(json!({"amount": 10.0})),
-    )
-    .await
-    .ok(201);
+    let Ready {
+        org,
+        number: number_id,
+        campaign: id,
+        ..
+    } = ready(&wa, 5, 10.0).await;
     org.post(&format!("/campaigns/{id}/send"), json!({}))
         .await
         .ok(200);

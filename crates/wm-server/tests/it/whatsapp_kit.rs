@@ -173,3 +173,35 @@ pub async fn drive(wa: &Wa, org: &Org<'_>, id: &str, passes: usize) -> Value {
     }
     org.get(&format!("/campaigns/{id}")).await.ok(200)
 }
+
+/// An organisation ready to send: its number (with the platform account), the synced
+/// template `promo`, `n` people, a campaign to all of them and `top_up` in the wallet.
+pub struct Ready<'a> {
+    pub org: Org<'a>,
+    pub number: String,
+    pub people: Vec<(String, String)>,
+    pub campaign: String,
+}
+
+pub async fn ready(wa: &Wa, n: usize, top_up: f64) -> Ready<'_> {
+    wa.template("promo", "Hola {{1}}");
+    let org = wa.app.org().await;
+    let number = number(&org).await;
+    let tpl = synced_template(&org, "promo").await;
+    let people = people(&org, n).await;
+    let ids: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
+    let campaign = campaign(&org, &number, &tpl, &ids).await;
+    org.admin(
+        Method::POST,
+        "/wallet/top-ups",
+        Some(json!({"amount": top_up})),
+    )
+    .await
+    .ok(201);
+    Ready {
+        org,
+        number,
+        people,
+        campaign,
+    }
+}
