@@ -62,6 +62,9 @@ pub fn skip_locked<S: sea_orm::QuerySelect>(db: &Db, q: S) -> S {
     }
 }
 
+/// The advisory lock key the migrations hold on PostgreSQL ("wm-migr" as a number).
+const MIGRATION_LOCK: i64 = 0x776d_2d6d_6967_72;
+
 /// The database: a pool, plus on SQLite a gate that lets one write transaction run at a time
 /// in this process. SQLite has a single writer anyway; taking turns here, instead of inside
 /// SQLite, avoids `SQLITE_BUSY` when a read transaction tries to upgrade to a write.
@@ -122,9 +125,19 @@ impl Db {
         })
     }
 
-    /// Applies pending migrations.
+    /// Applies pending migrations. On PostgreSQL they run in one transaction holding an
+    /// advisory lock, so replicas starting together on an empty database take turns: the
+    /// first migrates, the others find nothing left to do.
     pub async fn migrate(&self) -> Result<(), DbErr> {
-        migration::Migrator::up(&self.conn, None).await
+        use sea_orm::ConnectionTrait;
+        if self.backend() != DbBackend::Postgres {
+            return migration::Migrator::up(&self.conn, None).await;
+        }
+        let txn = self.conn.begin().await?;
+        txn.execute_unprepared(&format!("SELECT pg_advisory_xact_lock({MIGRATION_LOCK})"))
+            .await?;
+        migration::Migrator::up(&txn, None).await?;
+        txn.commit().await
     }
 
     /// Begins a write transaction.

@@ -120,9 +120,13 @@ impl CampaignWorker {
         status: CampaignStatus,
     ) -> anyhow::Result<Option<(WriteTxn, campaign::Model)>> {
         let txn = self.state.db.write().await?;
+        // Still due under the lock: another worker (or replica) that charged this batch
+        // moved `next_batch_at` on before releasing it, so it is charged once per interval.
         let c = crate::db::skip_locked(
             &self.state.db,
-            campaign::Entity::find_by_id(id).filter(campaign::Column::Status.eq(status.as_str())),
+            campaign::Entity::find_by_id(id)
+                .filter(campaign::Column::Status.eq(status.as_str()))
+                .filter(campaign::Column::NextBatchAt.lte(self.state.now_ms())),
         )
         .one(&*txn)
         .await?;

@@ -7,6 +7,7 @@ mod auth;
 mod automations;
 mod campaigns;
 mod campaigns_eligibility;
+mod campaigns_stagger;
 mod client_e2e;
 mod contacts_bulk;
 mod contacts_create;

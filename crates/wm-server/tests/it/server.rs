@@ -159,3 +159,35 @@ async fn a_campaign_sent_through_the_server_completes_and_its_webhook_arrives() 
     stop.send(()).unwrap();
     server.await.unwrap().unwrap();
 }
+
+/// Replicas starting together on an empty database all start: the migrations run once,
+/// under an advisory lock on PostgreSQL.
+#[tokio::test]
+async fn replicas_migrating_at_once_all_succeed() {
+    let Ok(url) = std::env::var("WM_TEST_DATABASE_URL") else {
+        return; // SQLite: one process owns the file; nothing to race
+    };
+    if url.is_empty() {
+        return;
+    }
+    use sea_orm::ConnectionTrait;
+    let admin = sea_orm::Database::connect(&url).await.unwrap();
+    let name = format!("wm_migr_{}", uuid::Uuid::new_v4().simple());
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    let (server, _) = url.split('?').next().unwrap().rsplit_once('/').unwrap();
+    let target = format!("{server}/{name}");
+    let mut replicas = Vec::new();
+    for _ in 0..3 {
+        let target = target.clone();
+        replicas.push(tokio::spawn(async move {
+            let db = wm_server::db::Db::connect(&target).await?;
+            db.migrate().await
+        }));
+    }
+    for r in replicas {
+        r.await.unwrap().expect("every replica migrates");
+    }
+}
