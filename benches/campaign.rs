@@ -69,7 +69,11 @@ async fn main() -> anyhow::Result<()> {
             .unwrap_or(d)
     };
     let whatsapp = std::env::var("PROVIDER").as_deref() == Ok("whatsapp");
-    let numbers = if whatsapp { env_num("NUMBERS", 13).max(1) } else { 1 };
+    let numbers = if whatsapp {
+        env_num("NUMBERS", 13).max(1)
+    } else {
+        1
+    };
     let (db, backend) = database().await?;
     db.migrate().await?;
     let mut settings = Settings::new("bench");
