@@ -25,7 +25,7 @@ use crate::services::{inbound, sending, statuses};
 use crate::state::AppState;
 
 /// How long a worker holds an event it is applying.
-const CLAIM_MS: i64 = 60_000;
+const CLAIM_MS: i64 = 15_000;
 
 /// Keeps a verified webhook body; returns its id.
 pub async fn keep(state: &AppState, provider: &str, payload: String) -> ApiResult<Uuid> {

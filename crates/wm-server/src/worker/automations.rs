@@ -30,7 +30,7 @@ use crate::services::automations::{WAITING, enqueue};
 use crate::services::{contacts, sending, wallet};
 use crate::state::AppState;
 
-const LEASE_MS: i64 = 60_000;
+const LEASE_MS: i64 = 15_000;
 const DAY_MS: i64 = 86_400_000;
 
 /// What one pass did.

@@ -30,10 +30,13 @@ use crate::observe::metrics::{self, Source};
 use crate::services::attempts;
 use crate::state::AppState;
 
-/// How long a worker holds a campaign while sending a chunk.
-pub const LEASE_MS: i64 = 60_000;
-/// Messages taken per chunk before the campaign's status is looked at again.
+/// How long a worker holds a campaign while sending a chunk; renewed after each chunk, so
+/// a crashed worker's campaign is taken over within this time.
+pub const LEASE_MS: i64 = 15_000;
+/// Most messages taken per chunk before the campaign's status is looked at again.
 const CHUNK: u64 = 200;
+/// A chunk takes at most this many seconds at the number's pace, well inside the lease.
+const CHUNK_SECS: u64 = 5;
 /// Platform calls in flight at once for one campaign.
 const SEND_CONCURRENCY: usize = 16;
 
@@ -155,6 +158,10 @@ async fn send_campaign(
     };
     let account = account(state, &sender);
     let own_mps = sender.mps.and_then(|n| u32::try_from(n).ok());
+    let chunk = match own_mps.unwrap_or(state.settings.provider_mps) {
+        0 => CHUNK,
+        mps => (u64::from(mps) * CHUNK_SECS).clamp(SEND_CONCURRENCY as u64, CHUNK),
+    };
     let positions = templates::positions(&tpl.body_text);
     let vars_json: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(&c.variables).unwrap_or_default();
@@ -168,7 +175,7 @@ async fn send_campaign(
         if status.as_deref() != Some(CampaignStatus::Sending.as_str()) {
             return Ok(());
         }
-        let batch = attempts::ready_batch(conn, c.id, CHUNK, state.now_ms()).await?;
+        let batch = attempts::ready_batch(conn, c.id, chunk, state.now_ms()).await?;
         if batch.is_empty() {
             return Ok(());
         }

@@ -33,7 +33,7 @@ use crate::services::webhooks::events_from_db;
 use crate::state::AppState;
 
 /// How long a claimed delivery is reserved for one attempt (well over the 10 s timeout).
-const LEASE_MS: i64 = 60_000;
+const LEASE_MS: i64 = 15_000;
 /// Deliveries attempted at once.
 const CONCURRENCY: usize = 32;
 /// Rows taken per step.
