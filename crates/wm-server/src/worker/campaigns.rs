@@ -49,6 +49,23 @@ pub struct Outcome {
     pub completed: usize,
 }
 
+impl Outcome {
+    /// Adds another pass's (or campaign's) counts to these.
+    pub fn add(&mut self, o: &Outcome) {
+        self.started += o.started;
+        self.batches += o.batches;
+        self.paused += o.paused;
+        self.sent += o.sent;
+        self.rejected += o.rejected;
+        self.retried += o.retried;
+        self.ambiguous += o.ambiguous;
+        self.reconciled += o.reconciled;
+        self.platform_events += o.platform_events;
+        self.receipts += o.receipts;
+        self.completed += o.completed;
+    }
+}
+
 /// The campaign worker.
 #[derive(Clone)]
 pub struct CampaignWorker {

@@ -37,6 +37,8 @@ pub const LEASE_MS: i64 = 15_000;
 const CHUNK: u64 = 200;
 /// A chunk takes at most this many seconds at the number's pace, well inside the lease.
 const CHUNK_SECS: u64 = 5;
+/// Campaigns sent side by side in one pass.
+const CAMPAIGNS_AT_ONCE: usize = 4;
 /// Platform calls in flight at once for one campaign.
 const SEND_CONCURRENCY: usize = 16;
 
@@ -51,17 +53,42 @@ enum Result1 {
 }
 
 /// Calls the platform for every ready message of every sending campaign (each campaign
-/// once per pass).
+/// once per pass), up to [`CAMPAIGNS_AT_ONCE`] campaigns side by side (their numbers have
+/// their own paces).
 pub async fn send_queued(state: &AppState, out: &mut Outcome) -> anyhow::Result<()> {
     let mut done: HashSet<Uuid> = HashSet::new();
-    while let Some(c) = lease(state, &done).await? {
-        done.insert(c.id);
-        let span = tracing::info_span!("campaign_send", campaign_id = %c.id);
-        let result = send_campaign(state, &c, out).instrument(span).await;
-        release(state, c.id).await?;
-        result?;
+    loop {
+        let mut leased = Vec::new();
+        while leased.len() < CAMPAIGNS_AT_ONCE {
+            match lease(state, &done).await? {
+                Some(c) => {
+                    done.insert(c.id);
+                    leased.push(c);
+                }
+                None => break,
+            }
+        }
+        if leased.is_empty() {
+            return Ok(());
+        }
+        let runs = leased.iter().map(|c| async move {
+            let mut mine = Outcome::default();
+            let span = tracing::info_span!("campaign_send", campaign_id = %c.id);
+            let result = send_campaign(state, c, &mut mine).instrument(span).await;
+            (c.id, result, mine)
+        });
+        let mut first_error = None;
+        for (id, result, mine) in futures::future::join_all(runs).await {
+            release(state, id).await?;
+            out.add(&mine);
+            if let Err(e) = result {
+                first_error.get_or_insert(e);
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
     }
-    Ok(())
 }
 
 /// Leases a sending campaign with messages ready for the platform.
