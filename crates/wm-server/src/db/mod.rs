@@ -63,7 +63,7 @@ pub fn skip_locked<S: sea_orm::QuerySelect>(db: &Db, q: S) -> S {
 }
 
 /// The advisory lock key the migrations hold on PostgreSQL ("wm-migr" as a number).
-const MIGRATION_LOCK: i64 = 0x776d_2d6d_6967_72;
+const MIGRATION_LOCK: i64 = 0x0077_6d2d_6d69_6772;
 
 /// The database: a pool, plus on SQLite a gate that lets one write transaction run at a time
 /// in this process. SQLite has a single writer anyway; taking turns here, instead of inside
