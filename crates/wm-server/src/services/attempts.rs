@@ -84,15 +84,7 @@ pub async fn sent(
         .filter(pending())
         .exec(conn)
         .await?;
-    recipient::Entity::update_many()
-        .col_expr(
-            recipient::Column::ProviderMessageId,
-            Expr::val(provider_message_id),
-        )
-        .filter(recipient::Column::Id.eq(r.id))
-        .filter(recipient::Column::ProviderMessageId.is_null())
-        .exec(conn)
-        .await?;
+    statuses::remember_message_id(conn, r.id, provider_message_id).await?;
     statuses::apply_kept(conn, provider_message_id, now).await?;
     Ok(())
 }

@@ -173,23 +173,37 @@ async fn apply_to(
         .await?
         .rows_affected
         > 0;
-    if !moved && r.provider_message_id.is_none() && !u.provider_message_id.is_empty() {
+    if !moved && r.provider_message_id.is_none() {
         // Already further along (e.g. `delivered` before `sent`): keep the message id.
-        recipient::Entity::update_many()
-            .col_expr(
-                recipient::Column::ProviderMessageId,
-                Expr::val(u.provider_message_id.clone()),
-            )
-            .filter(recipient::Column::Id.eq(r.id))
-            .filter(recipient::Column::ProviderMessageId.is_null())
-            .exec(conn)
-            .await?;
+        remember_message_id(conn, r.id, &u.provider_message_id).await?;
     }
     Ok(if moved {
         Applied::Moved
     } else {
         Applied::Unchanged
     })
+}
+
+/// Records the platform's message id on a recipient that has none yet (the first answer
+/// or status that names it wins; an empty id is no id).
+pub async fn remember_message_id(
+    conn: &impl ConnectionTrait,
+    recipient_id: Uuid,
+    provider_message_id: &str,
+) -> Result<(), DbErr> {
+    if provider_message_id.is_empty() {
+        return Ok(());
+    }
+    recipient::Entity::update_many()
+        .col_expr(
+            recipient::Column::ProviderMessageId,
+            Expr::val(provider_message_id),
+        )
+        .filter(recipient::Column::Id.eq(recipient_id))
+        .filter(recipient::Column::ProviderMessageId.is_null())
+        .exec(conn)
+        .await?;
+    Ok(())
 }
 
 /// A `failed` status: a recipient not yet delivered fails and is refunded (once).
@@ -199,7 +213,6 @@ async fn fail(
     u: &StatusUpdate,
     at: i64,
 ) -> Result<Applied, DbErr> {
-    use RecipientStatus as R;
     let reason = u
         .error
         .clone()
@@ -208,16 +221,8 @@ async fn fail(
     if moved && u.opt_out {
         opt_out_contact(conn, r.contact_id, at).await?;
     }
-    if !moved && r.provider_message_id.is_none() && !u.provider_message_id.is_empty() {
-        recipient::Entity::update_many()
-            .col_expr(
-                recipient::Column::ProviderMessageId,
-                Expr::val(u.provider_message_id.clone()),
-            )
-            .filter(recipient::Column::Id.eq(r.id))
-            .filter(recipient::Column::Status.eq(R::Failed.as_str()))
-            .exec(conn)
-            .await?;
+    if !moved && r.provider_message_id.is_none() {
+        remember_message_id(conn, r.id, &u.provider_message_id).await?;
     }
     Ok(if moved {
         Applied::Moved

@@ -8,18 +8,10 @@ use serde_json::{Value, json};
 use wm_server::db::entities::simulated_send;
 
 use crate::campaigns::{balance, campaign_to, contacts, setup, top_up};
-use crate::support::{Org, TestApp};
+use crate::support::{Org, TestApp, ledger};
 
 const OPTED_OUT: &str = "The contact opted out of messaging";
 const NO_CONSENT: &str = "The contact has not given consent to be messaged";
-
-async fn price_of_one(org: &Org<'_>, id: &str) -> f64 {
-    org.get(&format!("/campaigns/{id}/preview-cost"))
-        .await
-        .ok(200)["byMarket"][0]["totalCost"]
-        .as_f64()
-        .unwrap()
-}
 
 async fn phone_of(org: &Org<'_>, contact: &str) -> String {
     org.get(&format!("/contacts/{contact}")).await.ok(200)["primaryPhone"]
@@ -34,16 +26,6 @@ async fn platform_messages_to(app: &TestApp, phone: &str) -> u64 {
         .count(&app.state.db.conn)
         .await
         .unwrap()
-}
-
-fn ledger(w: &Value, kind: &str) -> Vec<f64> {
-    w["recentEntries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["kind"] == kind)
-        .map(|e| e["amount"].as_f64().unwrap())
-        .collect()
 }
 
 fn reasons(c: &Value) -> Vec<(String, u64)> {
@@ -67,7 +49,7 @@ async fn opted_out_or_unconsenting_after_the_audience_is_neither_charged_nor_sen
     let s = setup(&org).await;
     let ids = contacts(&org, 3, "t").await;
     let id = campaign_to(&org, &s, &s.plain, &ids).await;
-    let price = price_of_one(&org, &id).await;
+    let price = org.price_of_one(&id).await;
     top_up(&org, 10.0).await;
     org.patch(&format!("/contacts/{}", ids[1]), json!({"optedOut": true}))
         .await
@@ -128,7 +110,7 @@ async fn each_staggered_batch_re_checks_its_recipients() {
     let s = setup(&org).await;
     let ids = contacts(&org, 20, "t").await;
     let id = campaign_to(&org, &s, &s.plain, &ids).await;
-    let price = price_of_one(&org, &id).await;
+    let price = org.price_of_one(&id).await;
     top_up(&org, 100.0).await;
     org.post(
         &format!("/campaigns/{id}/send"),
@@ -174,7 +156,7 @@ async fn an_opt_out_between_the_charge_and_the_platform_call_is_refunded() {
     let s = setup(&org).await;
     let ids = contacts(&org, 2, "t").await;
     let id = campaign_to(&org, &s, &s.plain, &ids).await;
-    let price = price_of_one(&org, &id).await;
+    let price = org.price_of_one(&id).await;
     top_up(&org, 10.0).await;
     org.post(&format!("/campaigns/{id}/send"), json!({}))
         .await

@@ -6,7 +6,7 @@ use serde_json::json;
 use wm_server::worker::campaigns::CampaignWorker;
 
 use crate::campaigns::{campaign_to, contacts, setup, top_up};
-use crate::support::TestApp;
+use crate::support::{TestApp, ledger};
 
 #[tokio::test]
 async fn two_workers_on_a_due_batch_charge_it_once() {
@@ -34,13 +34,7 @@ async fn two_workers_on_a_due_batch_charge_it_once() {
         assert_eq!(batches, 1, "one batch per interval");
     }
     let w = org.get("/wallet").await.ok(200);
-    let charges = w["recentEntries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["kind"] == "CHARGE")
-        .count();
-    assert_eq!(charges, 4);
+    assert_eq!(ledger(&w, "CHARGE").len(), 4);
     app.send_pass().await;
     let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
     assert_eq!(c["status"], "COMPLETED");

@@ -397,6 +397,28 @@ impl Org<'_> {
     }
 }
 
+/// The amounts of the wallet's recent ledger entries of one kind (`CHARGE`, `REFUND`, …).
+pub fn ledger(wallet: &Value, kind: &str) -> Vec<f64> {
+    wallet["recentEntries"]
+        .as_array()
+        .expect("recentEntries")
+        .iter()
+        .filter(|e| e["kind"] == kind)
+        .map(|e| e["amount"].as_f64().expect("amount"))
+        .collect()
+}
+
+impl Org<'_> {
+    /// The price of one message of a campaign (its first market in the cost preview).
+    pub async fn price_of_one(&self, campaign: &str) -> f64 {
+        self.get(&format!("/campaigns/{campaign}/preview-cost"))
+            .await
+            .ok(200)["byMarket"][0]["totalCost"]
+            .as_f64()
+            .expect("a priced market")
+    }
+}
+
 /// The ids of a list body's `data`.
 pub fn ids(list: &Value) -> Vec<String> {
     list["data"]

@@ -6,22 +6,13 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::http::Method;
-use serde_json::{Value, json};
+use serde_json::json;
 use wm_fake_graph::{Delivery, Injection, StatusOptions};
 
+use crate::support::ledger;
 use crate::whatsapp_kit::{
     PNID, Ready, Wa, campaign, drive, number, people, ready, synced_template,
 };
-
-fn ledger(w: &Value, kind: &str) -> Vec<f64> {
-    w["recentEntries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["kind"] == kind)
-        .map(|e| e["amount"].as_f64().unwrap())
-        .collect()
-}
 
 /// Digits of a `+` number, as the platform's `to`.
 fn to(phone: &str) -> String {
@@ -49,12 +40,7 @@ async fn a_thousand_recipients_go_out_exactly_once_through_bursts_and_refusals()
         .inject(Injection::new(to(&stopped_phone), 131050).mode(Delivery::Async));
     wa.fake.throttle_next(PNID, 5, 130429);
     let id = campaign(&org, &number_id, &tpl, &ids).await;
-    let price = org
-        .get(&format!("/campaigns/{id}/preview-cost"))
-        .await
-        .ok(200)["byMarket"][0]["totalCost"]
-        .as_f64()
-        .unwrap();
+    let price = org.price_of_one(&id).await;
     org.admin(
         Method::POST,
         "/wallet/top-ups",
