@@ -326,6 +326,15 @@ pub async fn touch_from_contact(
     kind: ChannelType,
     now: i64,
 ) -> ApiResult<Uuid> {
+    // Two messages of one contact applied at once (platform webhooks, replicas) must land
+    // in one conversation: on PostgreSQL the contact's row is locked for this transaction
+    // (SQLite has one writer at a time already).
+    if conn.get_database_backend() == sea_orm::DbBackend::Postgres {
+        crate::db::entities::contact::Entity::find_by_id(contact)
+            .lock_exclusive()
+            .one(conn)
+            .await?;
+    }
     let open = in_org::<conversation::Entity>(org)
         .filter(conversation::Column::ContactId.eq(contact))
         .filter(conversation::Column::ChannelId.eq(channel))

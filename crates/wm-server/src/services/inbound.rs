@@ -70,7 +70,7 @@ pub async fn inbound_replying(
                 scopes: Vec::new(),
                 expires_at: None,
             };
-            let c = contacts::create(
+            let created = contacts::create(
                 state,
                 &actor,
                 CreateContact {
@@ -80,8 +80,12 @@ pub async fn inbound_replying(
                     ..Default::default()
                 },
             )
-            .await?;
-            (c.id, true)
+            .await;
+            match created {
+                Ok(c) => (c.id, true),
+                // Another message of the same new person created them just now.
+                Err(e) => (existing_contact(&e).ok_or(e)?, false),
+            }
         }
     };
     let now = state.now_ms();
@@ -111,6 +115,18 @@ pub async fn inbound_replying(
         created,
         replied_campaign,
     })
+}
+
+/// The contact a `CONTACT_PHONE_EXISTS` conflict names.
+fn existing_contact(e: &ApiError) -> Option<Uuid> {
+    match e {
+        ApiError::Business {
+            code: Some("CONTACT_PHONE_EXISTS"),
+            extra,
+            ..
+        } => extra.get("contactId")?.as_str()?.parse().ok(),
+        _ => None,
+    }
 }
 
 /// A status callback: moves the recipient along the funnel (never backwards).
