@@ -94,6 +94,11 @@ impl KeyCache {
         map.insert(hash, (ctx, Instant::now()));
     }
 
+    /// Forgets every key (after announcements may have been missed).
+    pub fn clear(&self) {
+        self.0.write().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
     /// Forgets a key (on revocation).
     pub fn forget(&self, key_id: Uuid) {
         let mut map = self.0.write().unwrap_or_else(|p| p.into_inner());
@@ -170,7 +175,10 @@ pub async fn api_key_auth(State(state): State<AppState>, mut req: Request, next:
         )
         .into_response();
     }
-    let decision = state.limiter.check(ctx.key_id, now);
+    let decision = match state.limiter.check(ctx.key_id, now).await {
+        Ok(d) => d,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
     let mut response = if decision.allowed {
         req.extensions_mut().insert(ctx);
         next.run(req).await

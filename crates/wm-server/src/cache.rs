@@ -129,6 +129,11 @@ impl LookupCache {
         Ok(l)
     }
 
+    /// Forgets every organisation (after announcements may have been missed).
+    pub fn clear(&self) {
+        self.0.write().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
     /// Forgets an organisation (after an operator change to its stages, users or channels).
     pub fn invalidate(&self, org: Uuid) {
         self.0

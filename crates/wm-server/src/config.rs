@@ -81,6 +81,10 @@ pub struct ServeArgs {
     /// Requests handled at once; beyond it 503 (`/health` is exempt).
     #[arg(long, env = "WM_MAX_IN_FLIGHT", default_value_t = 1024)]
     pub max_in_flight: usize,
+    /// At SIGTERM, how long to keep serving with readiness at 503 before closing the
+    /// listener (a second SIGTERM or Ctrl-C stops at once).
+    #[arg(long, env = "WM_SHUTDOWN_DELAY", default_value = "5s", value_parser = parse_duration)]
+    pub shutdown_delay: Duration,
     /// Messaging provider: `simulated` (demos, tests) or `whatsapp` (the Cloud API).
     #[arg(long, env = "WM_PROVIDER", default_value = "simulated", value_parser = ["simulated", "whatsapp"])]
     pub provider: String,
@@ -124,6 +128,7 @@ impl ServeArgs {
             request_body_timeout: self.request_body_timeout,
             max_connections: self.max_connections,
             max_in_flight: self.max_in_flight,
+            shutdown_delay: self.shutdown_delay,
         }
     }
 }

@@ -31,6 +31,7 @@
 pub mod admin;
 pub mod auth;
 pub mod cache;
+pub mod changes;
 pub mod config;
 pub mod db;
 pub mod demo;
@@ -188,23 +189,38 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         demo.print(&base, &admin_token);
     }
     tracing::info!(%base, "wm-server listening");
-    run(state, listener, shutdown()).await
+    run(state, listener, signal()).await
 }
 
 /// Serves `state` under `/api/v1` on `listener`, with the background workers (webhook
-/// deliveries, campaign sending), until `shutdown` resolves; then stops the workers.
+/// deliveries, campaign sending), until `shutdown` resolves. Then, at once, readiness
+/// answers 503 and the workers stop between messages and hand their leases back; the
+/// listener keeps serving for [`listener::Limits::shutdown_delay`] (or until a second
+/// signal), so the load balancer stops sending traffic first, and then drains.
 pub async fn run(
     state: AppState,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let shutdown = observe::health::drain_on(&state, shutdown);
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let workers = worker::spawn_all(&state, cancel.clone())?;
+    let workers = worker::spawn_all(&state, state.stop.clone())?;
     let limits = state.settings.limits;
-    let app = Router::new().nest("/api/v1", router(state));
+    let stopping = state.clone();
+    let shutdown = async move {
+        shutdown.await;
+        stopping.health.set_draining();
+        stopping.stop.cancel();
+        tracing::info!(
+            delay = ?limits.shutdown_delay,
+            "shutting down: readiness answers 503, workers hand their work back"
+        );
+        tokio::select! {
+            _ = tokio::time::sleep(limits.shutdown_delay) => {}
+            _ = signal() => tracing::info!("second signal: stopping now"),
+        }
+    };
+    let app = Router::new().nest("/api/v1", router(state.clone()));
     let served = listener::serve(listener, app, limits, shutdown).await;
-    cancel.cancel();
+    state.stop.cancel();
     for w in workers {
         let _ = w.await;
     }
@@ -212,7 +228,8 @@ pub async fn run(
     Ok(())
 }
 
-async fn shutdown() {
+/// Ctrl-C or SIGTERM.
+async fn signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

@@ -35,7 +35,7 @@ const FD_RESERVE: u64 = 64;
 const DRAIN: Duration = Duration::from_secs(30);
 
 /// The listener's limits (flags `--header-read-timeout`, `--idle-timeout`,
-/// `--request-body-timeout`, `--max-connections`, `--max-in-flight`).
+/// `--request-body-timeout`, `--max-connections`, `--max-in-flight`, `--shutdown-delay`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// A client must send a request's whole header within this time.
@@ -48,6 +48,10 @@ pub struct Limits {
     pub max_connections: usize,
     /// Requests handled at once; beyond it 503 (`/health` is exempt).
     pub max_in_flight: usize,
+    /// At shutdown, how long the replica keeps serving with readiness at 503 before it
+    /// stops accepting, so the load balancer has seen it leave (a second signal cuts it
+    /// short).
+    pub shutdown_delay: Duration,
 }
 
 impl Default for Limits {
@@ -58,6 +62,7 @@ impl Default for Limits {
             request_body_timeout: Duration::from_secs(30),
             max_connections: 4096,
             max_in_flight: 1024,
+            shutdown_delay: Duration::from_secs(5),
         }
     }
 }

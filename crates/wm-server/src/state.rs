@@ -9,7 +9,7 @@ use crate::auth::KeyCache;
 use crate::cache::LookupCache;
 use crate::db::Db;
 use crate::provider::{Pacer, simulated::SimulatedProvider};
-use crate::rate_limit::RateLimiter;
+use crate::rate_limit::Limiter;
 
 /// Settings the running server needs.
 #[derive(Debug, Clone)]
@@ -95,8 +95,8 @@ pub struct Inner {
     pub clock: Arc<dyn Clock>,
     /// Settings.
     pub settings: Settings,
-    /// Per-key sliding-window limiter.
-    pub limiter: RateLimiter,
+    /// Per-key sliding-window limiter (shared through the database on PostgreSQL).
+    pub limiter: Limiter,
     /// Recently authenticated keys.
     pub keys: KeyCache,
     /// Each organisation's stages, users and channels.
@@ -114,6 +114,9 @@ pub struct Inner {
     pub whatsapp: Option<Arc<crate::provider::whatsapp::WhatsAppProvider>>,
     /// Worker heartbeats and the shutdown flag, read by the readiness probe.
     pub health: crate::observe::health::Health,
+    /// Cancelled when the server begins to shut down: workers stop between messages and
+    /// deliveries and hand their leases back, so another replica takes over at once.
+    pub stop: tokio_util::sync::CancellationToken,
 }
 
 impl AppState {
@@ -148,25 +151,33 @@ impl AppState {
         .map_err(|e| tracing::warn!(error = %e, "the WhatsApp client could not be built"))
         .ok()
         .map(Arc::new);
+        let limiter = Limiter::for_db(&db, settings.rate_limit_per_minute);
+        let pacer = Pacer::new(db.clone(), settings.provider_mps);
         AppState(Arc::new(Inner {
+            pacer,
+            limiter,
             secret_key,
             whatsapp,
             db,
             clock,
             provider,
-            pacer: Pacer::new(settings.provider_mps),
             campaign_wake: tokio::sync::Notify::new(),
-            limiter: RateLimiter::new(settings.rate_limit_per_minute),
             settings,
             keys: KeyCache::default(),
             lookups: LookupCache::default(),
             health: Default::default(),
+            stop: Default::default(),
         }))
     }
 
     /// Tells the campaign worker there is work now.
     pub fn wake_campaigns(&self) {
         self.0.campaign_wake.notify_one();
+    }
+
+    /// Whether the server is shutting down (workers start no new message or delivery).
+    pub fn stopping(&self) -> bool {
+        self.0.stop.is_cancelled()
     }
 
     /// Now, in storage form (ms since epoch).

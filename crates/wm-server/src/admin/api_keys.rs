@@ -84,6 +84,6 @@ async fn revoke(
         row
     };
     txn.commit().await?;
-    s.keys.forget(id);
+    crate::changes::publish(&s, crate::changes::Change::Key(id)).await;
     Ok(Json(api_key_view(row)))
 }

@@ -43,7 +43,7 @@ async fn create(
     }
     let ch = svc::add_channel(&*txn, org, body.channel_type, s.now_ms()).await?;
     txn.commit().await?;
-    s.lookups.invalidate(org);
+    crate::changes::publish(&s, crate::changes::Change::Org(org)).await;
     Ok((StatusCode::CREATED, Json(channel_view(ch))))
 }
 

@@ -41,7 +41,7 @@ async fn create(
     )
     .await?;
     txn.commit().await?;
-    s.lookups.invalidate(org);
+    crate::changes::publish(&s, crate::changes::Change::Org(org)).await;
     Ok((StatusCode::CREATED, Json(stage_view(stage))))
 }
 

@@ -33,7 +33,7 @@ async fn create(
     let txn = s.db.write().await?;
     let user = svc::add_user(&*txn, org, &body.full_name, &body.email, s.now_ms()).await?;
     txn.commit().await?;
-    s.lookups.invalidate(org);
+    crate::changes::publish(&s, crate::changes::Change::Org(org)).await;
     Ok((StatusCode::CREATED, Json(user_view(user))))
 }
 

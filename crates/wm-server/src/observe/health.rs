@@ -67,6 +67,7 @@ struct Beat {
 #[derive(Default)]
 pub struct Health {
     draining: AtomicBool,
+    listening: AtomicBool,
     beats: [Beat; 3],
 }
 
@@ -97,6 +98,16 @@ impl Health {
         self.draining.load(Ordering::Relaxed)
     }
 
+    /// Whether this replica hears the others' changes ([`crate::changes::listen`]).
+    pub fn set_listening(&self, on: bool) {
+        self.listening.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether this replica hears the others' changes right now.
+    pub fn is_listening(&self) -> bool {
+        self.listening.load(Ordering::Relaxed)
+    }
+
     /// `Ok(description)` or `Err(what is wrong)` for one worker.
     fn worker_check(&self, w: Worker, now_ms: i64) -> Result<String, String> {
         let b = &self.beats[w.index()];
@@ -110,20 +121,6 @@ impl Health {
         } else {
             Ok("ok".to_owned())
         }
-    }
-}
-
-/// Wraps the server's shutdown signal: when it fires, readiness turns 503 before the
-/// graceful drain begins.
-pub fn drain_on(
-    state: &AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> impl Future<Output = ()> + Send + 'static {
-    let state = state.clone();
-    async move {
-        shutdown.await;
-        state.health.set_draining();
-        tracing::info!("shutting down: readiness answers 503 while requests drain");
     }
 }
 

@@ -58,6 +58,9 @@ enum Result1 {
 pub async fn send_queued(state: &AppState, out: &mut Outcome) -> anyhow::Result<()> {
     let mut done: HashSet<Uuid> = HashSet::new();
     loop {
+        if state.stopping() {
+            return Ok(());
+        }
         let mut leased = Vec::new();
         while leased.len() < CAMPAIGNS_AT_ONCE {
             match lease(state, &done).await? {
@@ -194,6 +197,9 @@ async fn send_campaign(
         serde_json::from_str(&c.variables).unwrap_or_default();
     let vars = templates::parse_variables(&vars_json, &positions).unwrap_or_default();
     loop {
+        if state.stopping() {
+            return Ok(());
+        }
         // A pause stops the remaining messages; sent ones stay sent.
         let status = campaign::Entity::find_by_id(c.id)
             .one(conn)
@@ -334,7 +340,11 @@ async fn one(
             Result1::Skipped
         });
     }
-    state.pacer.wait(sender, own_mps).await;
+    state.pacer.wait(sender, own_mps).await?;
+    if state.stopping() {
+        // Not claimed: whoever takes the campaign over sends it.
+        return Ok(Result1::Skipped);
+    }
     {
         let txn = state.db.write().await?;
         let claimed = attempts::claim(&*txn, r.id, state.now_ms()).await?;

@@ -33,6 +33,7 @@ pub fn spawn_all(
             state.clone(),
             cancel.clone(),
         )),
+        tokio::spawn(crate::changes::listen(state.clone(), cancel.clone())),
         tokio::spawn(campaigns.run(cancel)),
     ])
 }

@@ -149,13 +149,13 @@ impl WebhookWorker {
                 break;
             }
         }
-        loop {
+        while !self.state.stopping() {
             let claimed = self.claim().await?;
             if claimed.is_empty() {
                 break;
             }
             let results: Vec<anyhow::Result<bool>> = futures::stream::iter(claimed)
-                .map(|c| self.attempt(c))
+                .map(|c| self.attempt_unless_stopping(c))
                 .buffer_unordered(CONCURRENCY)
                 .collect()
                 .await;
@@ -309,6 +309,23 @@ impl WebhookWorker {
                 })
             })
             .collect())
+    }
+
+    /// Makes the attempt, or, once the server is shutting down, hands the lease back so
+    /// another replica delivers it at once.
+    async fn attempt_unless_stopping(&self, c: Claimed) -> anyhow::Result<bool> {
+        if !self.state.stopping() {
+            return self.attempt(c).await;
+        }
+        webhook_delivery::Entity::update_many()
+            .col_expr(
+                webhook_delivery::Column::LockedUntil,
+                Expr::val(Option::<i64>::None),
+            )
+            .filter(webhook_delivery::Column::Id.eq(c.delivery.id))
+            .exec(&self.state.db.conn)
+            .await?;
+        Ok(false)
     }
 
     /// Makes one attempt and records it; `Ok(true)` when the receiver answered 2xx. Runs in
@@ -500,6 +517,7 @@ impl WebhookWorker {
             .await?;
         crate::services::platform::purge(&*txn, cutoff).await?;
         txn.commit().await?;
+        crate::rate_limit::shared::sweep(&self.state.db.conn, self.state.now_ms()).await?;
         Ok(gone)
     }
 }

@@ -463,7 +463,7 @@ async fn a_closed_database_fails_readiness_and_a_500_logs_its_cause_in_the_reque
 
 #[tokio::test]
 async fn readiness_answers_503_at_once_when_shutdown_begins() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_settings(|s| s.limits.shutdown_delay = std::time::Duration::ZERO).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -22,7 +22,7 @@ async fn eventually(mut check: impl AsyncFnMut() -> bool) -> bool {
 
 #[tokio::test]
 async fn a_campaign_sent_through_the_server_completes_and_its_webhook_arrives() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_settings(|s| s.limits.shutdown_delay = std::time::Duration::ZERO).await;
     let org = app.org().await;
     // A receiver for the webhook.
     let got: Arc<Mutex<Vec<(HeaderMap, Bytes)>>> = Arc::default();

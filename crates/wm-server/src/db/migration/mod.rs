@@ -9,6 +9,7 @@ mod m0003_campaigns;
 mod m0004_rate_overrides;
 mod m0005_inbox;
 mod m0006_platform;
+mod m0007_replicas;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -23,6 +24,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0004_rate_overrides::Migration),
             Box::new(m0005_inbox::Migration),
             Box::new(m0006_platform::Migration),
+            Box::new(m0007_replicas::Migration),
         ]
     }
 }

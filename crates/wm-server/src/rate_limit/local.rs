@@ -1,37 +1,30 @@
-//! Per-key rate limiting with an exact sliding window.
+//! The in-process limiter (SQLite, one process): an exact sliding window per key.
 //!
 //! The rule is "more than N requests in any 60 s answer 429". A token bucket with burst N
 //! admits about 2N in the first minute, so this keeps, per key, the instants of the requests
 //! admitted in the last window (at most N of them) and admits a request only while fewer
 //! than N fall inside it. Memory is bounded by N timestamps per active key; idle keys are
-//! swept. The window is per process: replicas behind a load balancer each apply it.
+//! swept.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use uuid::Uuid;
 
-/// Length of the window.
-pub const WINDOW_MS: i64 = 60_000;
-
-/// What the limiter decided, with the figures for the `RateLimit-*` headers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Decision {
-    /// Whether the request is admitted.
-    pub allowed: bool,
-    /// The limit.
-    pub limit: u32,
-    /// Requests left in the current window after this one.
-    pub remaining: u32,
-    /// Seconds until a slot frees up (the `RateLimit-Reset` and `Retry-After` value).
-    pub reset_secs: u64,
-}
+use super::{Decision, WINDOW_MS};
 
 /// The sliding-window log of every key.
 #[derive(Debug)]
 pub struct RateLimiter {
     limit: u32,
-    keys: Mutex<HashMap<Uuid, VecDeque<i64>>>,
+    keys: Mutex<Keys>,
+}
+
+/// Each key's log, and when idle keys were last swept.
+#[derive(Debug, Default)]
+struct Keys {
+    logs: HashMap<Uuid, VecDeque<i64>>,
+    swept_at: i64,
 }
 
 impl RateLimiter {
@@ -39,17 +32,20 @@ impl RateLimiter {
     pub fn new(limit: u32) -> Self {
         RateLimiter {
             limit: limit.max(1),
-            keys: Mutex::new(HashMap::new()),
+            keys: Mutex::default(),
         }
     }
 
     /// Decides on one request of `key` at `now_ms`; admitted requests are recorded.
     pub fn check(&self, key: Uuid, now_ms: i64) -> Decision {
         let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
-        if keys.len() > 10_000 {
-            keys.retain(|_, log| log.back().is_some_and(|t| now_ms - t < WINDOW_MS));
+        // Idle keys go once per window, so a sweep's cost is spread over a minute of calls.
+        if now_ms - keys.swept_at >= WINDOW_MS {
+            keys.logs
+                .retain(|_, log| log.back().is_some_and(|t| now_ms - t < WINDOW_MS));
+            keys.swept_at = now_ms;
         }
-        let log = keys.entry(key).or_default();
+        let log = keys.logs.entry(key).or_default();
         while log.front().is_some_and(|t| now_ms - t >= WINDOW_MS) {
             log.pop_front();
         }
@@ -57,13 +53,13 @@ impl RateLimiter {
         if allowed {
             log.push_back(now_ms);
         }
-        let reset_ms = log.front().map_or(0, |oldest| oldest + WINDOW_MS - now_ms);
-        Decision {
+        Decision::new(
             allowed,
-            limit: self.limit,
-            remaining: self.limit - log.len() as u32,
-            reset_secs: (reset_ms.max(0) as u64).div_ceil(1000),
-        }
+            self.limit,
+            log.len() as u32,
+            log.front().copied(),
+            now_ms,
+        )
     }
 }
 
