@@ -134,6 +134,9 @@ mod tests {
             assert_eq!(Change::decode(&c.encode()), Some(c));
         }
         assert_eq!(Change::decode("key:nope"), None);
-        assert_eq!(Change::decode("user:0190f3a0-0000-7000-8000-000000000000"), None);
+        assert_eq!(
+            Change::decode("user:0190f3a0-0000-7000-8000-000000000000"),
+            None
+        );
     }
 }

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use sea_orm::sea_query::{Alias, Expr, OnConflict, Query};
+use sea_orm::sea_query::{Alias, CaseStatement, Expr, OnConflict, Query};
 use sea_orm::{ConnectionTrait, DbErr};
 use uuid::Uuid;
 
@@ -101,19 +101,20 @@ impl Pacer {
         let table = Alias::new("sender_paces");
         let id = Alias::new("phone_number_id");
         let next = Alias::new("next_at_us");
+        use sea_orm::sea_query::ExprTrait;
+        // The first free slot, or now when the number has been idle.
+        let current = Expr::col((table.clone(), next.clone()));
+        let start: Expr = CaseStatement::new()
+            .case(current.clone().gt(now), current)
+            .finally(now)
+            .into();
         let q = Query::insert()
             .into_table(table)
             .columns([id.clone(), next.clone()])
             .values_panic([sender.into(), (now + span_us).into()])
             .on_conflict(
                 OnConflict::column(id)
-                    .value(
-                        next.clone(),
-                        Expr::cust_with_values(
-                            "CASE WHEN sender_paces.next_at_us > ? THEN sender_paces.next_at_us ELSE ? END + ?",
-                            [now, now, span_us],
-                        ),
-                    )
+                    .value(next.clone(), start.add(span_us))
                     .to_owned(),
             )
             .returning_col(next)

@@ -461,7 +461,11 @@ impl AutomationWorker {
             body: tpl.body_text.clone(),
         };
         let own_mps = sender.mps.and_then(|n| u32::try_from(n).ok());
-        self.state.pacer.wait(sender.id, own_mps).await.map_err(db)?;
+        self.state
+            .pacer
+            .wait(sender.id, own_mps)
+            .await
+            .map_err(db)?;
         match self.state.provider.send(&message).await {
             Ok(id) => {
                 metrics::messages_sent(provider, Source::Automation, 1);

@@ -30,9 +30,11 @@ use crate::observe::metrics::{self, Source};
 use crate::services::attempts;
 use crate::state::AppState;
 
-/// How long a worker holds a campaign while sending a chunk; renewed after each chunk, so
-/// a crashed worker's campaign is taken over within this time.
-pub const LEASE_MS: i64 = 15_000;
+/// How long a worker holds a campaign; a heartbeat renews it every [`HEARTBEAT`] while
+/// the campaign sends, so a killed replica's campaign is taken over within this time.
+pub const LEASE_MS: i64 = 10_000;
+/// How often a sending campaign's lease is renewed.
+const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(3);
 /// Most messages taken per chunk before the campaign's status is looked at again.
 const CHUNK: u64 = 200;
 /// A chunk takes at most this many seconds at the number's pace, well inside the lease.
@@ -77,7 +79,8 @@ pub async fn send_queued(state: &AppState, out: &mut Outcome) -> anyhow::Result<
         let runs = leased.iter().map(|c| async move {
             let mut mine = Outcome::default();
             let span = tracing::info_span!("campaign_send", campaign_id = %c.id);
-            let result = send_campaign(state, c, &mut mine).instrument(span).await;
+            let work = send_campaign(state, c, &mut mine).instrument(span);
+            let result = with_heartbeat(state, c.id, work).await;
             (c.id, result, mine)
         });
         let mut first_error = None;
@@ -135,6 +138,35 @@ async fn lease(state: &AppState, skip: &HashSet<Uuid>) -> anyhow::Result<Option<
     }
     txn.commit().await?;
     Ok(c)
+}
+
+/// Runs `work` while renewing the campaign's lease every [`HEARTBEAT`]: however long a
+/// chunk takes (a slow platform), the lease never lapses under a live worker, and it lapses
+/// [`LEASE_MS`] after a dead one's last beat.
+async fn with_heartbeat<T>(
+    state: &AppState,
+    id: Uuid,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            out = &mut work => return out,
+            _ = tokio::time::sleep(HEARTBEAT) => {
+                let renewed = campaign::Entity::update_many()
+                    .col_expr(
+                        campaign::Column::LockedUntil,
+                        Expr::val(state.now_ms() + LEASE_MS),
+                    )
+                    .filter(campaign::Column::Id.eq(id))
+                    .exec(&state.db.conn)
+                    .await;
+                if let Err(e) = renewed {
+                    tracing::warn!(campaign = %id, error = %e, "the campaign's lease could not be renewed");
+                }
+            }
+        }
+    }
 }
 
 async fn release(state: &AppState, id: Uuid) -> anyhow::Result<()> {
@@ -310,12 +342,6 @@ async fn send_campaign(
         if stop {
             return Ok(());
         }
-        let now = state.now_ms();
-        campaign::Entity::update_many()
-            .col_expr(campaign::Column::LockedUntil, Expr::val(now + LEASE_MS))
-            .filter(campaign::Column::Id.eq(c.id))
-            .exec(conn)
-            .await?;
         tokio::task::yield_now().await;
     }
 }

@@ -36,6 +36,10 @@ use crate::state::AppState;
 const LEASE_MS: i64 = 15_000;
 /// Deliveries attempted at once.
 const CONCURRENCY: usize = 32;
+/// Deliveries leased per claim: no more than are attempted at once, so every leased
+/// delivery is attempted at once and finishes (10 s timeout) well inside its lease; a
+/// lease never lapses under a live replica, which would let another one send it again.
+const CLAIM: u64 = CONCURRENCY as u64;
 /// Rows taken per step.
 const BATCH: u64 = 256;
 
@@ -271,7 +275,7 @@ impl WebhookWorker {
                 )
                 .filter(webhook_delivery::Column::WebhookId.in_subquery(active))
                 .order_by_asc(webhook_delivery::Column::NextAttemptAt)
-                .limit(BATCH),
+                .limit(CLAIM),
         )
         .all(&*txn)
         .await?;

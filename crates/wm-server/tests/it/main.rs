@@ -22,6 +22,8 @@ mod lookups;
 mod notes_timeline;
 mod observe;
 mod openapi;
+mod replicas;
+mod replicas_processes;
 mod reports;
 mod server;
 mod support;

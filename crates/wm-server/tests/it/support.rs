@@ -206,6 +206,23 @@ impl TestApp {
         }
     }
 
+    /// Another replica: a server state of its own (caches, rate limiter, pacer) on the same
+    /// database and clock, with its own router.
+    pub fn replica(&self) -> TestApp {
+        let state = self.restart(None);
+        let router = Router::new().nest("/api/v1", wm_server::router(state.clone()));
+        TestApp {
+            state,
+            router,
+            clock: self.clock.clone(),
+        }
+    }
+
+    /// Whether the tests run on PostgreSQL (where replicas share the database).
+    pub fn on_postgres(&self) -> bool {
+        self.state.db.backend() == sea_orm::DbBackend::Postgres
+    }
+
     /// One pass of the automation worker.
     pub async fn automation_pass(&self) -> wm_server::worker::automations::Outcome {
         wm_server::worker::automations::AutomationWorker::new(self.state.clone())

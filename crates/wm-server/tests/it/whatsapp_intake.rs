@@ -168,7 +168,10 @@ async fn inbound_messages_open_conversations_and_replies_mark_the_quoted_message
     assert_eq!(convs["meta"]["total"], 2, "{convs}");
     let found = org.get("/contacts?q=5599990001").await.ok(200);
     assert_eq!(found["data"][0]["source"], "MESSAGING_APP_A_INBOUND");
-    assert_eq!(found["meta"]["total"], 1, "one contact for the stranger: {found}");
+    assert_eq!(
+        found["meta"]["total"], 1,
+        "one contact for the stranger: {found}"
+    );
     assert_eq!(found["data"][0]["fullName"], "Test User");
 }
 
