@@ -15,6 +15,12 @@
 #   SAMPLE_IDS=1000   ids the GET-by-id run cycles over
 #   SEED_WORKERS=8    concurrent clients while seeding
 #   SKIP_BUILD=1      use the existing binary instead of `cargo build --release`
+#   KEYS=1            API keys the requests rotate over (each key has its own limit)
+#   RATE_LIMIT_PER_MINUTE=1000000000  the per-key limit; with a real limit (600) use
+#                     enough KEYS that no key reaches it (the PostgreSQL limiter keeps
+#                     each key's admitted requests of the last minute, so its cost is
+#                     measured at the size it has in production)
+#   WM_BENCH_DATABASE_URL  run on this (empty) database instead of a fresh SQLite file
 #   WM_SERVER_BIN     server binary (default target/release/wm-server)
 #   OUT_DIR           where the report goes (default bench-out/)
 #
@@ -50,8 +56,10 @@ SEED_COUNT="${SEED_COUNT:-10000}"
 SAMPLE_IDS="${SAMPLE_IDS:-1000}"
 SEED_WORKERS="${SEED_WORKERS:-8}"
 SKIP_BUILD="${SKIP_BUILD:-0}"
-# The per-key limit (600/min) would turn the runs into a 429 benchmark.
-RATE_LIMIT_PER_MINUTE=1000000000
+# The per-key limit (600/min) would turn the runs into a 429 benchmark, unless KEYS spreads
+# the requests over enough keys.
+RATE_LIMIT_PER_MINUTE="${RATE_LIMIT_PER_MINUTE:-1000000000}"
+KEYS="${KEYS:-1}"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SERVER_BIN="${WM_SERVER_BIN:-$ROOT/target/release/wm-server}"
@@ -125,6 +133,7 @@ done
 cat >"$TMP/bench.lua" <<'LUA'
 local mode = os.getenv("WM_BENCH_MODE") or "list"
 local ids_file = os.getenv("WM_BENCH_IDS_FILE")
+local keys_file = os.getenv("WM_BENCH_KEYS_FILE")
 local nthreads = tonumber(os.getenv("WM_BENCH_THREADS") or "1")
 
 -- Main state: every thread, for done().
@@ -139,8 +148,23 @@ end
 local ids, nids, pos
 local next_n, last_n
 
+-- Requests rotate over the keys of keys_file (one per line), if any.
+local keys, nkeys, kpos = {}, 0, 0
+local function headers()
+   if nkeys == 0 then return nil end
+   kpos = kpos % nkeys + 1
+   return {["Authorization"] = "Bearer " .. keys[kpos]}
+end
+
 function init(args)
    local t = tid or 0
+   if keys_file and keys_file ~= "" then
+      for line in io.lines(keys_file) do
+         if line ~= "" then keys[#keys + 1] = line end
+      end
+      nkeys = #keys
+      kpos = (t * 31) % math.max(nkeys, 1)
+   end
    if mode == "get_id" then
       ids = {}
       for line in io.lines(ids_file) do
@@ -165,7 +189,7 @@ if mode == "get_id" then
    request = function()
       pos = pos + 1
       if pos > nids then pos = 1 end
-      return wrk.format("GET", "/api/v1/contacts/" .. ids[pos])
+      return wrk.format("GET", "/api/v1/contacts/" .. ids[pos], headers())
    end
 elseif mode == "post" then
    request = function()
@@ -176,8 +200,17 @@ elseif mode == "post" then
          '{"fullName":"Ana Perez %d","primaryPhone":"+52155%08d",' ..
          '"primaryEmail":"ana%d@example.com","company":"Acme",' ..
          '"tags":["vip"],"consent":{"given":true}}', n, n, n)
-      return wrk.format("POST", "/api/v1/contacts", nil, body)
+      local h = headers()
+      if h then h["Content-Type"] = "application/json" end
+      return wrk.format("POST", "/api/v1/contacts", h, body)
    end
+end
+if mode == "list" then
+   request = function()
+      return wrk.format(nil, nil, headers())
+   end
+end
+if mode == "post" then
    -- Per-status tally, so a run of 409s or 429s is told apart from 201s.
    response = function(status, headers, body)
       local k = tostring(status)
@@ -271,11 +304,15 @@ org = admin("/api/v1/admin/organizations", {"name": "Bench"})
 org_id = org["id"]
 user = admin(f"/api/v1/admin/organizations/{org_id}/users",
              {"fullName": "Bench User", "email": "bench@example.com"})
-key = admin(f"/api/v1/admin/organizations/{org_id}/api-keys",
-            {"name": "bench", "userId": user["id"],
-             "scopes": ["contacts:read", "contacts:write"]})["key"]
+keys = [admin(f"/api/v1/admin/organizations/{org_id}/api-keys",
+              {"name": f"bench {n}", "userId": user["id"],
+               "scopes": ["contacts:read", "contacts:write"]})["key"]
+        for n in range(max(1, int(os.environ.get("KEYS", "1"))))]
+key = keys[0]
 with open(os.path.join(TMP, "key"), "w") as f:
     f.write(key)
+with open(os.path.join(TMP, "keys.txt"), "w") as f:
+    f.write("\n".join(keys) + "\n" if len(keys) > 1 else "")
 
 def seed(i):
     body = {"fullName": f"Ana Perez {i}", "primaryPhone": f"+52155{i:08d}",
@@ -284,7 +321,7 @@ def seed(i):
     last = None
     for attempt in range(6):
         try:
-            status, text = call("POST", "/api/v1/contacts", key, body)
+            status, text = call("POST", "/api/v1/contacts", keys[i % len(keys)], body)
         except (OSError, http.client.HTTPException) as e:
             status, text = None, repr(e)
         if status == 201:
@@ -424,10 +461,10 @@ fi
 
 PORT="$(free_port)"
 ADMIN_TOKEN="bench-admin-$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
-DB_URL="sqlite://$TMP/bench.db?mode=rwc"
+DB_URL="${WM_BENCH_DATABASE_URL:-sqlite://$TMP/bench.db?mode=rwc}"
 BASE="http://127.0.0.1:$PORT"
 
-log "starting server on 127.0.0.1:$PORT (SQLite $TMP/bench.db)"
+log "starting server on 127.0.0.1:$PORT (${DB_URL%%\?*})"
 echo "note: WM_RATE_LIMIT_PER_MINUTE=$RATE_LIMIT_PER_MINUTE for this run, so the per-key limit (600/min) does not throttle the benchmark"
 export WM_RATE_LIMIT_PER_MINUTE="$RATE_LIMIT_PER_MINUTE"
 export RUST_LOG="${RUST_LOG:-warn}"
@@ -462,7 +499,7 @@ fi
 # --------------------------------------------------------------------------
 log "creating organization, user and API key; seeding $SEED_COUNT contacts"
 WM_BENCH_PORT="$PORT" WM_BENCH_ADMIN_TOKEN="$ADMIN_TOKEN" WM_BENCH_TMP="$TMP" \
-    SEED_COUNT="$SEED_COUNT" SAMPLE_IDS="$SAMPLE_IDS" SEED_WORKERS="$SEED_WORKERS" \
+    SEED_COUNT="$SEED_COUNT" SAMPLE_IDS="$SAMPLE_IDS" SEED_WORKERS="$SEED_WORKERS" KEYS="$KEYS" \
     python3 "$TMP/setup.py"
 KEY="$(cat "$TMP/key")"
 
@@ -480,6 +517,7 @@ run_wrk() { # label mode path
     log "wrk: $label (${DURATION}, $CONNECTIONS connections, $THREADS threads)"
     # In the background so that a signal reaches the traps at once.
     WM_BENCH_MODE="$mode" WM_BENCH_IDS_FILE="$TMP/ids.txt" WM_BENCH_THREADS="$THREADS" \
+        WM_BENCH_KEYS_FILE="$TMP/keys.txt" \
         wrk -t "$THREADS" -c "$CONNECTIONS" -d "$DURATION" --timeout "$TIMEOUT" --latency \
         -H "Authorization: Bearer $KEY" -s "$TMP/bench.lua" "$BASE$path" >"$out" 2>&1 &
     WRK_PID=$!

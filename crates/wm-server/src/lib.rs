@@ -82,7 +82,27 @@ pub fn router(state: AppState) -> Router {
         .merge(admin)
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found);
-    observe::wrap(routes).with_state(state)
+    observe::wrap(routes)
+        .layer(middleware::from_fn(run_to_completion))
+        .with_state(state)
+}
+
+/// Runs each request to its end on a task of its own. A client that hangs up (or times
+/// out) mid-request would otherwise cancel the handler wherever it is, possibly inside a
+/// database transaction: the write would be half done from the handler's point of view and
+/// the connection handed back with the transaction still open. Detached, the handler
+/// finishes (its writes commit or roll back as they would have) and only the answer is
+/// lost.
+async fn run_to_completion(
+    req: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    match tokio::spawn(next.run(req)).await {
+        Ok(response) => response,
+        Err(e) => axum::response::IntoResponse::into_response(error::ApiError::Internal(
+            anyhow::anyhow!("the request's task ended early: {e}"),
+        )),
+    }
 }
 
 /// The OpenAPI 3.1 document, built and serialised once; each request shares the bytes.

@@ -62,7 +62,9 @@ where
 
 /// Installs [`subscriber`] on stdout as the process's default. Lines go through a
 /// background writer thread (a request only formats its line; it never waits on stdout,
-/// unless 128k lines are queued); keep the returned guard alive, it flushes on drop.
+/// unless 128k lines are queued), which writes whatever has queued up in one go and
+/// flushes whenever the queue is empty: under load one `write` carries many lines, idle
+/// lines still appear at once. Keep the returned guard alive, it flushes on drop.
 pub fn init_tracing(
     format: LogFormat,
 ) -> anyhow::Result<tracing_appender::non_blocking::WorkerGuard> {
@@ -72,7 +74,10 @@ pub fn init_tracing(
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(false)
         .thread_name("wm-log-writer")
-        .finish(std::io::stdout());
+        .finish(std::io::BufWriter::with_capacity(
+            1 << 16,
+            std::io::stdout(),
+        ));
     tracing::subscriber::set_global_default(subscriber(format, filter, writer, ansi))?;
     Ok(guard)
 }

@@ -23,6 +23,7 @@ mod notes_timeline;
 mod observe;
 mod openapi;
 mod replicas;
+mod replicas_harness;
 mod replicas_processes;
 mod reports;
 mod server;

@@ -6,197 +6,55 @@
 //! over the three replicas. Loopback only; the figures are printed for the closing notes.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::http::HeaderMap;
 use futures::StreamExt;
-use sea_orm::{ConnectionTrait, Database};
 use serde_json::{Value, json};
 use wm_fake_graph::{FakeGraph, FakeGraphOptions, NumberSpec, WebhookConfig};
 
+use crate::replicas_harness::{
+    ADMIN, Replica, balancer, call, free_port, fresh_pg_database, healthy, serve,
+};
 use crate::support::WA_SECRET;
 use crate::whatsapp_kit::{NUMBER, PNID, TOKEN, WABA};
 
-const ADMIN: &str = "replicas-admin";
 const CONTACTS: usize = 5_000;
 /// The number's pace: the campaign takes ~20 s, long enough to kill its sender mid-way.
 const MPS: u32 = 250;
-const RECONCILE: &str = "20s";
-const SECRET_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 
-/// A fresh database on the test server, or `None` on SQLite.
-async fn fresh_pg_url() -> Option<String> {
-    let url = std::env::var("WM_TEST_DATABASE_URL")
-        .ok()
-        .filter(|u| !u.is_empty())?;
-    let admin = Database::connect(&url).await.unwrap();
-    let name = format!("wm_replicas_{}", uuid::Uuid::new_v4().simple());
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    let (head, query) = match url.split_once('?') {
-        Some((h, q)) => (h.to_owned(), format!("?{q}")),
-        None => (url.clone(), String::new()),
-    };
-    let (server, _) = head.rsplit_once('/').unwrap();
-    Some(format!("{server}/{name}{query}"))
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// One `wm-server serve` process and where it logs.
-struct Replica {
-    port: u16,
-    log: PathBuf,
-    child: Child,
-}
-
-impl Replica {
-    fn start(db: &str, graph: &str, port: u16, log: PathBuf) -> Replica {
-        let out = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log)
-            .unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_wm-server"))
-            .args(["serve", "--database-url", db])
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .args(["--admin-token", ADMIN])
-            .env("RUST_LOG", "info")
-            .env("WM_PROVIDER", "whatsapp")
-            .env("WM_SECRET_KEY", SECRET_KEY)
-            .env("WM_WHATSAPP_GRAPH_URL", graph)
-            .env("WM_WHATSAPP_APP_SECRET", WA_SECRET)
-            .env("WM_PROVIDER_MPS", MPS.to_string())
-            .env("WM_RATE_LIMIT_PER_MINUTE", "600")
-            .env("WM_ALLOW_INSECURE_WEBHOOKS", "true")
-            .env("WM_METRICS_LISTEN", "")
-            .env("WM_SHUTDOWN_DELAY", "0s")
-            // A message claimed by the killed replica whose call may or may not have
-            // reached the platform is never re-sent: no status within this window settles
-            // it as FAILED "outcome unknown" (refunded).
-            .env("WM_WHATSAPP_RECONCILE_AFTER", RECONCILE)
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .expect("start wm-server");
-        Replica { port, log, child }
-    }
-
-    fn base(&self) -> String {
-        format!("http://127.0.0.1:{}/api/v1", self.port)
-    }
-
-    /// When this replica last logged a chunk of messages sent (RFC 3339, UTC: ordered as
-    /// text), if it did.
-    fn last_chunk(&self) -> Option<String> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .rev()
-            .find(|l| l.contains("chunk sent"))
-            .and_then(|l| l.split_whitespace().next())
-            .map(str::to_owned)
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn healthy(http: &reqwest::Client, base: &str) {
-    for _ in 0..300 {
-        if let Ok(r) = http.get(format!("{base}/health")).send().await
-            && r.status() == 200
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{base} never became healthy");
-}
-
-/// Calls a replica; returns (status, body).
-async fn call(
-    http: &reqwest::Client,
-    method: reqwest::Method,
-    url: String,
-    token: &str,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let mut req = http.request(method, url).bearer_auth(token);
-    if let Some(b) = body {
-        req = req.json(&b);
-    }
-    let res = req.send().await.expect("request");
-    let status = res.status().as_u16();
-    let body = res.json::<Value>().await.unwrap_or(Value::Null);
-    (status, body)
-}
-
-/// Serves `router` on a loopback port; returns its base URL.
-async fn serve(router: axum::Router) -> String {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(l, router).await.ok() });
-    format!("http://{addr}")
-}
-
-/// The load balancer in front of the replicas' platform intake: each webhook goes to the
-/// next replica that answers (a killed one is skipped, as a balancer's health check would).
-async fn balancer(http: reqwest::Client, ports: Vec<u16>) -> String {
-    let next = Arc::new(Mutex::new(0usize));
-    let route = axum::routing::post(move |h: HeaderMap, b: Bytes| {
-        let (http, ports, next) = (http.clone(), ports.clone(), next.clone());
-        async move {
-            for _ in 0..ports.len() {
-                let port = {
-                    let mut n = next.lock().unwrap();
-                    *n += 1;
-                    ports[*n % ports.len()]
-                };
-                let mut req = http
-                    .post(format!(
-                        "http://127.0.0.1:{port}/api/v1/platform/whatsapp/webhook"
-                    ))
-                    .body(b.clone());
-                for (k, v) in &h {
-                    if k == "x-hub-signature-256" || k == "content-type" {
-                        req = req.header(k, v);
-                    }
-                }
-                if let Ok(r) = req.send().await
-                    && r.status().is_success()
-                {
-                    return axum::http::StatusCode::OK;
-                }
-            }
-            axum::http::StatusCode::BAD_GATEWAY
-        }
-    });
-    serve(axum::Router::new().route("/platform", route)).await
+/// A replica of this test: sending at [`MPS`]; a message claimed by the killed replica
+/// whose call may or may not have reached the platform is never re-sent: no status within
+/// 20 s settles it as FAILED "outcome unknown" (refunded).
+fn replica(db: &str, graph: &str, port: u16, log: PathBuf) -> Replica {
+    Replica::start(
+        Path::new(env!("CARGO_BIN_EXE_wm-server")),
+        db,
+        graph,
+        WA_SECRET,
+        port,
+        log,
+        &[
+            ("RUST_LOG", "info".into()),
+            ("WM_PROVIDER_MPS", MPS.to_string()),
+            ("WM_RATE_LIMIT_PER_MINUTE", "600".into()),
+            ("WM_WHATSAPP_RECONCILE_AFTER", "20s".into()),
+        ],
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_replicas_survive_a_kill_mid_campaign_and_share_one_rate_limit() {
-    let Some(db) = fresh_pg_url().await else {
+    let Ok(url) = std::env::var("WM_TEST_DATABASE_URL") else {
         return; // SQLite: one process owns the database
     };
+    if url.is_empty() {
+        return;
+    }
+    let db = fresh_pg_database(&url).await;
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
@@ -245,7 +103,13 @@ async fn three_replicas_survive_a_kill_mid_campaign_and_share_one_rate_limit() {
             url: format!("{lb}/platform"),
             app_secret: WA_SECRET.to_owned(),
             statuses: Default::default(),
-            retry: Default::default(),
+            // The platform keeps retrying a webhook that found no replica able to answer
+            // (Meta retries for days); the fake's default gives up after 4 tries.
+            retry: wm_fake_graph::RetryPolicy {
+                max_attempts: 12,
+                initial_backoff_ms: 200,
+                timeout_ms: 10_000,
+            },
         }),
         ..Default::default()
     })
@@ -269,7 +133,7 @@ async fn three_replicas_survive_a_kill_mid_campaign_and_share_one_rate_limit() {
     let mut replicas: Vec<Replica> = ports
         .iter()
         .enumerate()
-        .map(|(i, p)| Replica::start(&db, &graph, *p, dir.join(format!("replica-{i}.log"))))
+        .map(|(i, p)| replica(&db, &graph, *p, dir.join(format!("replica-{i}.log"))))
         .collect();
     for r in &replicas {
         healthy(&http, &r.base()).await;
@@ -416,7 +280,7 @@ async fn three_replicas_survive_a_kill_mid_campaign_and_share_one_rate_limit() {
     };
     let takeover = Duration::from_secs_f64((first_after - killed_ms) / 1000.0);
     let log = dir.join(format!("replica-{sender}-restarted.log"));
-    replicas[sender] = Replica::start(&db, &graph, ports[sender], log);
+    replicas[sender] = replica(&db, &graph, ports[sender], log);
     healthy(&http, &replicas[sender].base()).await;
 
     // Until the campaign completes and every receipt is applied.

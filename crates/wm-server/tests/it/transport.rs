@@ -30,13 +30,7 @@ impl Drop for TempDir {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use crate::replicas_harness::free_port;
 
 /// Starts the binary with `max_connections` and, when given, a file-descriptor limit.
 async fn start(max_connections: usize, nofile: Option<u32>) -> Server {

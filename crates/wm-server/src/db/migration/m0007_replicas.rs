@@ -28,7 +28,7 @@ impl MigrationTrait for Migration {
                     "CREATE UNLOGGED TABLE rate_limit_windows (
                         key_id uuid PRIMARY KEY,
                         hits bigint[] NOT NULL,
-                        admitted boolean NOT NULL
+                        granted integer NOT NULL
                     )",
                 )
                 .await?;

@@ -1,0 +1,195 @@
+//! Running real `wm-server` processes on one PostgreSQL database, behind a stand-in load
+//! balancer: shared by the replica test (`replicas_processes.rs`) and the replica benchmark
+//! (`benches/replicas.rs`, which includes this file by path).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::HeaderMap;
+use sea_orm::{ConnectionTrait, Database};
+use serde_json::Value;
+
+/// The operator token of the replicas.
+pub const ADMIN: &str = "replicas-admin";
+/// Their `WM_SECRET_KEY`.
+pub const SECRET_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
+/// A fresh database on the server of `url` (a PostgreSQL URL); its URL.
+pub async fn fresh_pg_database(url: &str) -> String {
+    let admin = Database::connect(url).await.unwrap();
+    let name = format!("wm_replicas_{}", uuid::Uuid::new_v4().simple());
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    let (head, query) = match url.split_once('?') {
+        Some((h, q)) => (h.to_owned(), format!("?{q}")),
+        None => (url.to_owned(), String::new()),
+    };
+    let (server, _) = head.rsplit_once('/').unwrap();
+    format!("{server}/{name}{query}")
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One `wm-server serve` process and where it logs.
+pub struct Replica {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    /// Its log file.
+    pub log: PathBuf,
+    /// The process.
+    pub child: Child,
+}
+
+impl Replica {
+    /// Starts `bin serve` on `db` with the WhatsApp provider at `graph`, its platform
+    /// webhooks signed with `app_secret`, and the extra `env`.
+    pub fn start(
+        bin: &Path,
+        db: &str,
+        graph: &str,
+        app_secret: &str,
+        port: u16,
+        log: PathBuf,
+        env: &[(&str, String)],
+    ) -> Replica {
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .unwrap();
+        let mut cmd = Command::new(bin);
+        cmd.args(["serve", "--database-url", db])
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(["--admin-token", ADMIN])
+            .env("WM_PROVIDER", "whatsapp")
+            .env("WM_SECRET_KEY", SECRET_KEY)
+            .env("WM_WHATSAPP_GRAPH_URL", graph)
+            .env("WM_WHATSAPP_APP_SECRET", app_secret)
+            .env("WM_ALLOW_INSECURE_WEBHOOKS", "true")
+            .env("WM_METRICS_LISTEN", "")
+            .env("WM_SHUTDOWN_DELAY", "0s");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .expect("start wm-server");
+        Replica { port, log, child }
+    }
+
+    /// Its API base URL.
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}/api/v1", self.port)
+    }
+
+    /// When this replica last logged a chunk of messages sent (RFC 3339, UTC: ordered as
+    /// text), if it did.
+    pub fn last_chunk(&self) -> Option<String> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .rev()
+            .find(|l| l.contains("chunk sent"))
+            .and_then(|l| l.split_whitespace().next())
+            .map(str::to_owned)
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until `base` answers its liveness probe.
+pub async fn healthy(http: &reqwest::Client, base: &str) {
+    for _ in 0..300 {
+        if let Ok(r) = http.get(format!("{base}/health")).send().await
+            && r.status() == 200
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{base} never became healthy");
+}
+
+/// Calls a replica; returns (status, body).
+pub async fn call(
+    http: &reqwest::Client,
+    method: reqwest::Method,
+    url: String,
+    token: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut req = http.request(method, url).bearer_auth(token);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let res = req.send().await.expect("request");
+    let status = res.status().as_u16();
+    let body = res.json::<Value>().await.unwrap_or(Value::Null);
+    (status, body)
+}
+
+/// Serves `router` on a loopback port; returns its base URL.
+pub async fn serve(router: axum::Router) -> String {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(l, router).await.ok() });
+    format!("http://{addr}")
+}
+
+/// The load balancer in front of the replicas' platform intake (`{url}/platform`): each
+/// webhook goes to the next replica that answers (a dead one is skipped, as a balancer's
+/// health check would).
+pub async fn balancer(http: reqwest::Client, ports: Vec<u16>) -> String {
+    let next = Arc::new(Mutex::new(0usize));
+    let route = axum::routing::post(move |h: HeaderMap, b: Bytes| {
+        let (http, ports, next) = (http.clone(), ports.clone(), next.clone());
+        async move {
+            for _ in 0..ports.len() {
+                let port = {
+                    let mut n = next.lock().unwrap();
+                    *n += 1;
+                    ports[*n % ports.len()]
+                };
+                let mut req = http
+                    .post(format!(
+                        "http://127.0.0.1:{port}/api/v1/platform/whatsapp/webhook"
+                    ))
+                    .body(b.clone());
+                for (k, v) in &h {
+                    if k == "x-hub-signature-256" || k == "content-type" {
+                        req = req.header(k, v);
+                    }
+                }
+                if let Ok(r) = req.send().await
+                    && r.status().is_success()
+                {
+                    return axum::http::StatusCode::OK;
+                }
+            }
+            axum::http::StatusCode::BAD_GATEWAY
+        }
+    });
+    serve(axum::Router::new().route("/platform", route)).await
+}
