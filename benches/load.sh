@@ -582,7 +582,12 @@ fi
     if [[ $SELFTEST == 1 ]]; then
         echo "database:    none (stand-in keeps contacts in memory), $(cat "$TMP/seed.txt")"
     else
-        echo "database:    SQLite (fresh file), $(cat "$TMP/seed.txt")"
+        if [[ -n "${WM_BENCH_DATABASE_URL:-}" ]]; then
+            echo "database:    ${WM_BENCH_DATABASE_URL%%\?*}, $(cat "$TMP/seed.txt")"
+        else
+            echo "database:    SQLite (fresh file), $(cat "$TMP/seed.txt")"
+        fi
+        echo "keys:        $KEYS, limit $RATE_LIMIT_PER_MINUTE per key per minute"
     fi
     echo "load:        wrk, $THREADS threads, $CONNECTIONS connections, $DURATION per run, timeout $TIMEOUT"
     echo "machine:     $(nproc) cores, shared by wrk and the server; 127.0.0.1"

@@ -107,6 +107,8 @@ pub struct Inner {
     pub pacer: Pacer,
     /// Wakes the campaign worker when a send was accepted.
     pub campaign_wake: tokio::sync::Notify,
+    /// Wakes the platform-webhook applier when a webhook was kept.
+    pub intake_wake: tokio::sync::Notify,
     /// Encrypts platform access tokens at rest (`WM_SECRET_KEY`; none: tokens cannot be
     /// stored).
     pub secret_key: Option<crate::secrets::SecretKey>,
@@ -162,6 +164,7 @@ impl AppState {
             clock,
             provider,
             campaign_wake: tokio::sync::Notify::new(),
+            intake_wake: tokio::sync::Notify::new(),
             settings,
             keys: KeyCache::default(),
             lookups: LookupCache::default(),

@@ -65,34 +65,49 @@ impl Pacer {
             let mut map = self.senders.lock().unwrap_or_else(|p| p.into_inner());
             map.entry(sender).or_default().clone()
         };
-        let slot = {
-            let mut s = cell.lock().await;
-            if s.mps != mps {
-                *s = Slots {
-                    mps,
-                    ..Slots::default()
-                };
+        loop {
+            let slot = self.take(&cell, sender, mps, interval).await?;
+            let wait = slot - now_us();
+            if wait > 0 {
+                tokio::time::sleep(Duration::from_micros(wait.unsigned_abs())).await;
             }
-            let now = now_us();
-            if s.next + interval < now {
-                // Late slots are dropped, not bunched.
-                s.next += (now - s.next) / interval * interval;
+            // Woken more than an interval late (a busy runtime): sending now would bunch
+            // with the slots after it, so this one is given up and another taken.
+            if now_us() <= slot + interval {
+                return Ok(());
             }
-            if s.next >= s.end {
-                let block = i64::from(mps / 4).max(1);
-                let end = self.reserve(sender, now, block * interval).await?;
-                s.next = end - block * interval;
-                s.end = end;
-            }
-            let slot = s.next;
-            s.next += interval;
-            slot
-        };
-        let wait = slot - now_us();
-        if wait > 0 {
-            tokio::time::sleep(Duration::from_micros(wait.unsigned_abs())).await;
         }
-        Ok(())
+    }
+
+    /// The next slot this process holds for the sender, taking a block when none is left.
+    async fn take(
+        &self,
+        cell: &tokio::sync::Mutex<Slots>,
+        sender: Uuid,
+        mps: u32,
+        interval: i64,
+    ) -> Result<i64, DbErr> {
+        let mut s = cell.lock().await;
+        if s.mps != mps {
+            *s = Slots {
+                mps,
+                ..Slots::default()
+            };
+        }
+        let now = now_us();
+        if s.next + interval < now {
+            // Late slots are dropped, not bunched.
+            s.next += (now - s.next) / interval * interval;
+        }
+        if s.next >= s.end {
+            let block = i64::from(mps / 4).max(1);
+            let end = self.reserve(sender, now, block * interval).await?;
+            s.next = end - block * interval;
+            s.end = end;
+        }
+        let slot = s.next;
+        s.next += interval;
+        Ok(slot)
     }
 
     /// Takes `span_us` of the sender's timeline from its first free slot (or from now, if

@@ -79,13 +79,9 @@ async fn receive(
     let payload = String::from_utf8(body.to_vec())
         .map_err(|_| ApiError::invalid("the webhook body is not UTF-8"))?
         .replace('\0', "\u{FFFD}");
-    let id = platform::keep(&s, "whatsapp", payload).await?;
-    // Applied now, off the request; the worker applies whatever this misses.
-    let state = s.clone();
-    tokio::spawn(async move {
-        if let Err(e) = platform::apply_pending(&state, Some(id)).await {
-            tracing::warn!(error = %format!("{e:#}"), "platform webhook not applied yet");
-        }
-    });
+    platform::keep(&s, "whatsapp", payload).await?;
+    // Applied right away, off the request, by this replica's applier (one task, so a burst
+    // of webhooks queues in the table instead of crowding the connection pool).
+    s.intake_wake.notify_one();
     Ok(Json(serde_json::json!({ "received": true })))
 }

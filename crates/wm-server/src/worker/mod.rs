@@ -34,6 +34,10 @@ pub fn spawn_all(
             cancel.clone(),
         )),
         tokio::spawn(crate::changes::listen(state.clone(), cancel.clone())),
+        tokio::spawn(crate::services::platform::applier(
+            state.clone(),
+            cancel.clone(),
+        )),
         tokio::spawn(campaigns.run(cancel)),
     ])
 }

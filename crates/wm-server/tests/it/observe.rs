@@ -494,6 +494,44 @@ async fn readiness_answers_503_at_once_when_shutdown_begins() {
 }
 
 #[tokio::test]
+async fn during_the_shutdown_delay_the_replica_still_serves_with_readiness_at_503() {
+    let app = TestApp::with_settings(|s| {
+        s.limits.shutdown_delay = std::time::Duration::from_secs(2);
+    })
+    .await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(wm_server::run(app.state.clone(), listener, async move {
+        stopped.await.ok();
+    }));
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let status = |path: &'static str| {
+        let (http, base) = (http.clone(), base.clone());
+        async move { http.get(format!("{base}{path}")).send().await.map(|r| r.status().as_u16()) }
+    };
+    assert_eq!(status("/health/ready").await.unwrap(), 200);
+    stop.send(()).unwrap();
+    // At once: readiness 503, so the balancer takes the replica out, while requests are
+    // still answered (the listener stays open for the delay) and the workers have stopped.
+    let mut seen = false;
+    for _ in 0..100 {
+        if status("/health/ready").await.unwrap() == 503 {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(seen, "readiness never turned 503");
+    assert_eq!(status("/health").await.unwrap(), 200, "still serving");
+    assert!(app.state.stopping(), "the workers were told to stop at the signal");
+    assert!(!server.is_finished());
+    server.await.unwrap().unwrap();
+    assert!(status("/health").await.is_err(), "closed after the delay");
+}
+
+#[tokio::test]
 async fn the_metrics_listener_serves_the_text_format() {
     // The only test that installs the process-wide recorder, as the binary does.
     let app = TestApp::new().await;
