@@ -509,7 +509,12 @@ async fn during_the_shutdown_delay_the_replica_still_serves_with_readiness_at_50
     let http = reqwest::Client::new();
     let status = |path: &'static str| {
         let (http, base) = (http.clone(), base.clone());
-        async move { http.get(format!("{base}{path}")).send().await.map(|r| r.status().as_u16()) }
+        async move {
+            http.get(format!("{base}{path}"))
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+        }
     };
     assert_eq!(status("/health/ready").await.unwrap(), 200);
     stop.send(()).unwrap();
@@ -525,7 +530,10 @@ async fn during_the_shutdown_delay_the_replica_still_serves_with_readiness_at_50
     }
     assert!(seen, "readiness never turned 503");
     assert_eq!(status("/health").await.unwrap(), 200, "still serving");
-    assert!(app.state.stopping(), "the workers were told to stop at the signal");
+    assert!(
+        app.state.stopping(),
+        "the workers were told to stop at the signal"
+    );
     assert!(!server.is_finished());
     server.await.unwrap().unwrap();
     assert!(status("/health").await.is_err(), "closed after the delay");

@@ -2,7 +2,7 @@
 //! balancer: shared by the replica test (`replicas_processes.rs`) and the replica benchmark
 //! (`benches/replicas.rs`, which includes this file by path).
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
