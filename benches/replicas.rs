@@ -238,6 +238,9 @@ async fn main() -> anyhow::Result<()> {
     let first = times.iter().copied().fold(f64::MAX, f64::min);
     let last = times.iter().copied().fold(0.0, f64::max);
     let mps = total as f64 / ((last - first).max(1.0) / 1000.0);
+    let mut sorted = times.clone();
+    sorted.sort_by(f64::total_cmp);
+    let pause = sorted.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
 
     // A backlog of webhook events, delivered by whichever replicas claim them.
     let arrivals: Arc<Mutex<Vec<Instant>>> = Arc::default();
@@ -302,10 +305,15 @@ async fn main() -> anyhow::Result<()> {
     let dps = events as f64 / span.as_secs_f64().max(0.001);
 
     println!(
-        "replicas={replicas_n} campaigns={campaigns_n} messages={total}: {mps:.0} msg/s; \
+        "replicas={replicas_n} campaigns={campaigns_n} messages={total}: {mps:.0} msg/s \
+         (longest pause {pause:.0} ms); \
          {events} webhook deliveries: {dps:.0} deliveries/s"
     );
     drop(replicas);
-    let _ = std::fs::remove_dir_all(&dir);
+    if std::env::var_os("KEEP_LOGS").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    } else {
+        println!("logs in {}", dir.display());
+    }
     Ok(())
 }
