@@ -142,17 +142,23 @@ async fn lease(state: &AppState, skip: &HashSet<Uuid>) -> anyhow::Result<Option<
 
 /// Runs `work` while renewing the campaign's lease every [`HEARTBEAT`]: however long a
 /// chunk takes (a slow platform), the lease never lapses under a live worker, and it lapses
-/// [`LEASE_MS`] after a dead one's last beat.
+/// [`LEASE_MS`] after a dead one's last beat. The beat runs on a task of its own: were it
+/// awaited in between polls of `work`, a renewal waiting for a pool connection would stop
+/// the very sends that hold the connections (a deadlock until the pool's timeout).
 async fn with_heartbeat<T>(
     state: &AppState,
     id: Uuid,
     work: impl std::future::Future<Output = T>,
 ) -> T {
-    tokio::pin!(work);
-    loop {
-        tokio::select! {
-            out = &mut work => return out,
-            _ = tokio::time::sleep(HEARTBEAT) => {
+    let done = tokio_util::sync::CancellationToken::new();
+    let beat = tokio::spawn({
+        let (state, done) = (state.clone(), done.clone());
+        async move {
+            loop {
+                tokio::select! {
+                    _ = done.cancelled() => return,
+                    _ = tokio::time::sleep(HEARTBEAT) => {}
+                }
                 let renewed = campaign::Entity::update_many()
                     .col_expr(
                         campaign::Column::LockedUntil,
@@ -166,7 +172,13 @@ async fn with_heartbeat<T>(
                 }
             }
         }
-    }
+    });
+    // Dropped with this future too (a cancelled pass): the beat must not outlive the work.
+    let stop = done.clone().drop_guard();
+    let out = work.await;
+    drop(stop);
+    let _ = beat.await;
+    out
 }
 
 async fn release(state: &AppState, id: Uuid) -> anyhow::Result<()> {
