@@ -61,11 +61,14 @@ async fn a_thousand_recipients_go_out_exactly_once_through_bursts_and_refusals()
     }
     assert_eq!(per_person.len(), 1000);
     assert!(per_person.values().all(|n| *n == 1), "a person got two");
-    // Paced at the number's 80 messages per second: evenly spaced sends, measured at the
-    // fake's side of loopback (a little jitter can bunch two arrivals into one window).
+    // Paced at the number's 80 messages per second: evenly spaced slots (the pacer's own
+    // spacing is checked exactly in `replicas`), measured here at the fake's side of
+    // loopback, after each message's claim transaction: on SQLite's single writer that
+    // claim waits behind other writes for a few milliseconds, which can bunch a few
+    // arrivals into one window.
     let busiest = wa.fake.max_mps(PNID);
     assert!(
-        (1..=84).contains(&busiest),
+        (1..=88).contains(&busiest),
         "{busiest} in the busiest second"
     );
     // The variables filled the body parameters in position order.
