@@ -62,7 +62,7 @@ async fn a_thousand_recipients_go_out_exactly_once_through_bursts_and_refusals()
     assert_eq!(per_person.len(), 1000);
     assert!(per_person.values().all(|n| *n == 1), "a person got two");
     // Paced at the number's 80 messages per second: evenly spaced slots (the pacer's own
-    // spacing is checked exactly in `replicas`), measured here at the fake's side of
+    // spacing is checked in `replicas`), measured here at the fake's side of
     // loopback, after each message's claim transaction: on SQLite's single writer that
     // claim waits behind other writes for a few milliseconds, which can bunch a few
     // arrivals into one window.
