@@ -19,12 +19,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use harness::{ADMIN, Replica, balancer, call, free_port, fresh_pg_database, healthy, serve};
+use harness::{
+    ADMIN, Replica, balancer, call, free_port, fresh_pg_database, organisation, platform, serve,
+    start_replicas,
+};
 use serde_json::json;
 use uuid::Uuid;
-use wm_fake_graph::{
-    FakeGraph, FakeGraphOptions, NumberSpec, TemplateSpec, TemplateStatus, WebhookConfig,
-};
+use wm_fake_graph::NumberSpec;
 use wm_types::events::{ContactEventData, EventKind};
 
 const APP_SECRET: &str = "bench-app-secret";
@@ -60,22 +61,7 @@ async fn main() -> anyhow::Result<()> {
     // The platform, with one number per campaign, behind a balancer for its webhooks.
     let ports: Vec<u16> = (0..replicas_n).map(|_| free_port()).collect();
     let lb = balancer(http.clone(), ports.clone()).await;
-    let fake = FakeGraph::start(FakeGraphOptions {
-        webhook: Some(WebhookConfig {
-            url: format!("{lb}/platform"),
-            app_secret: APP_SECRET.to_owned(),
-            statuses: Default::default(),
-            // The platform keeps retrying a webhook that found no replica able to answer
-            // (Meta retries for days); the fake's default gives up after 4 tries.
-            retry: wm_fake_graph::RetryPolicy {
-                max_attempts: 12,
-                initial_backoff_ms: 200,
-                timeout_ms: 10_000,
-            },
-        }),
-        ..Default::default()
-    })
-    .await?;
+    let fake = platform(&lb, APP_SECRET, WABA).await;
     let pnid = |i: usize| format!("10900000000{i:04}");
     let e164 = |i: usize| format!("+5255000{i:05}");
     for i in 0..campaigns_n {
@@ -86,54 +72,24 @@ async fn main() -> anyhow::Result<()> {
             access_token: "EAAG-bench".into(),
         });
     }
-    fake.register_template(TemplateSpec {
-        waba_id: WABA.into(),
-        name: "promo".into(),
-        language: "es_MX".into(),
-        category: "MARKETING".into(),
-        status: TemplateStatus::Approved,
-        body_text: "Hola {{1}}".into(),
-    });
     let graph = fake.url();
     let env = [
         ("RUST_LOG", "warn".to_owned()),
         ("WM_PROVIDER_MPS", "0".to_owned()),
         ("WM_RATE_LIMIT_PER_MINUTE", "1000000000".to_owned()),
     ];
-    let replicas: Vec<Replica> = ports
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let log = dir.join(format!("replica-{i}.log"));
-            Replica::start(&bin, &db, &graph, APP_SECRET, *p, log, &env)
-        })
-        .collect();
-    for r in &replicas {
-        healthy(&http, &r.base()).await;
-    }
+    let replicas = start_replicas(&http, &ports, |i, p| {
+        let log = dir.join(format!("replica-{i}.log"));
+        Replica::start(&bin, &db, &graph, APP_SECRET, p, log, &env)
+    })
+    .await;
     let bases: Vec<String> = replicas.iter().map(Replica::base).collect();
     let admin = |path: &str| format!("{}/admin{path}", bases[0]);
     let post = reqwest::Method::POST;
 
     // An organisation with its numbers, the template and the contacts, tagged per campaign.
-    let (_, org) = call(
-        &http,
-        post.clone(),
-        admin("/organizations"),
-        ADMIN,
-        Some(json!({"name": "Bench"})),
-    )
-    .await;
-    let org_id = org["id"].as_str().unwrap_or_default().to_owned();
+    let (org_id, user) = organisation(&http, &bases[0], "Bench").await;
     let at = |path: &str| admin(&format!("/organizations/{org_id}{path}"));
-    let (_, user) = call(
-        &http,
-        post.clone(),
-        at("/users"),
-        ADMIN,
-        Some(json!({"fullName": "Ops", "email": "ops@example.com"})),
-    )
-    .await;
     let scopes = [
         "contacts:read",
         "contacts:write",
@@ -147,7 +103,7 @@ async fn main() -> anyhow::Result<()> {
         post.clone(),
         at("/api-keys"),
         ADMIN,
-        Some(json!({"name": "bench", "userId": user["id"], "scopes": scopes})),
+        Some(json!({"name": "bench", "userId": user, "scopes": scopes})),
     )
     .await;
     let key = k["key"].as_str().unwrap_or_default().to_owned();

@@ -16,6 +16,25 @@ use wm_server::provider::Pacer;
 use crate::campaigns::{campaign_to, contacts, setup, top_up};
 use crate::support::TestApp;
 
+/// Another replica that hears the others' changes (listening until the guard is dropped).
+async fn listening_replica(app: &TestApp) -> (TestApp, tokio_util::sync::DropGuard) {
+    let other = app.replica();
+    let stop = CancellationToken::new();
+    tokio::spawn(wm_server::changes::listen(
+        other.state.clone(),
+        stop.clone(),
+    ));
+    let started = Instant::now();
+    while !other.state.health.is_listening() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    (other, stop.drop_guard())
+}
+
 #[tokio::test]
 async fn one_key_gets_its_limit_once_whatever_replica_answers() {
     let app = TestApp::with_limit(10).await;
@@ -55,12 +74,7 @@ async fn a_revoked_key_is_refused_by_every_replica_within_a_second() {
     if !app.on_postgres() {
         return; // SQLite: one process, which forgets the key at once
     }
-    let other = app.replica();
-    let stop = CancellationToken::new();
-    tokio::spawn(wm_server::changes::listen(
-        other.state.clone(),
-        stop.clone(),
-    ));
+    let (other, _listening) = listening_replica(&app).await;
     let org = app.org().await;
     let created = org
         .admin(
@@ -77,14 +91,6 @@ async fn a_revoked_key_is_refused_by_every_replica_within_a_second() {
         .call(Method::GET, "/contacts", Some(&key), None)
         .await
         .ok(200);
-    let listening = Instant::now();
-    while !other.state.health.is_listening() {
-        assert!(
-            listening.elapsed() < Duration::from_secs(10),
-            "never listened"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
     org.admin(Method::POST, &format!("/api-keys/{key_id}/revoke"), None)
         .await
         .ok(200);
@@ -102,7 +108,6 @@ async fn a_revoked_key_is_refused_by_every_replica_within_a_second() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    stop.cancel();
 }
 
 #[tokio::test]
@@ -111,12 +116,7 @@ async fn a_stage_added_on_one_replica_counts_in_another_replicas_tabs_at_once() 
     if !app.on_postgres() {
         return;
     }
-    let other = app.replica();
-    let stop = CancellationToken::new();
-    tokio::spawn(wm_server::changes::listen(
-        other.state.clone(),
-        stop.clone(),
-    ));
+    let (other, _listening) = listening_replica(&app).await;
     let org = app.org().await;
     let customers = |list: &serde_json::Value| list["tabs"]["customers"].as_u64().unwrap();
     // The other replica has the organisation's stages in its cache.
@@ -124,9 +124,6 @@ async fn a_stage_added_on_one_replica_counts_in_another_replicas_tabs_at_once() 
         .call(Method::GET, "/contacts", Some(&org.key), None)
         .await
         .ok(200);
-    while !other.state.health.is_listening() {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
     let won = org
         .admin(
             Method::POST,
@@ -150,7 +147,6 @@ async fn a_stage_added_on_one_replica_counts_in_another_replicas_tabs_at_once() 
         assert!(added.elapsed() < Duration::from_secs(1), "{}", list["tabs"]);
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    stop.cancel();
 }
 
 #[tokio::test]

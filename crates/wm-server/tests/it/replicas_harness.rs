@@ -193,3 +193,76 @@ pub async fn balancer(http: reqwest::Client, ports: Vec<u16>) -> String {
     });
     serve(axum::Router::new().route("/platform", route)).await
 }
+
+/// The fake Cloud API, posting its status webhooks to `{balancer}/platform` signed with
+/// `app_secret` and retrying as the platform does when no replica answers (Meta retries for
+/// days; the fake's default gives up after 4 tries), with the approved template `promo`
+/// ("Hola {{1}}") on `waba`. Numbers are registered by the caller.
+pub async fn platform(balancer: &str, app_secret: &str, waba: &str) -> wm_fake_graph::FakeGraph {
+    use wm_fake_graph::{
+        FakeGraph, FakeGraphOptions, RetryPolicy, TemplateSpec, TemplateStatus, WebhookConfig,
+    };
+    let fake = FakeGraph::start(FakeGraphOptions {
+        webhook: Some(WebhookConfig {
+            url: format!("{balancer}/platform"),
+            app_secret: app_secret.to_owned(),
+            statuses: Default::default(),
+            retry: RetryPolicy {
+                max_attempts: 12,
+                initial_backoff_ms: 200,
+                timeout_ms: 10_000,
+            },
+        }),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    fake.register_template(TemplateSpec {
+        waba_id: waba.into(),
+        name: "promo".into(),
+        language: "es_MX".into(),
+        category: "MARKETING".into(),
+        status: TemplateStatus::Approved,
+        body_text: "Hola {{1}}".into(),
+    });
+    fake
+}
+
+/// One replica per port (`start(index, port)`), each answering its liveness probe.
+pub async fn start_replicas(
+    http: &reqwest::Client,
+    ports: &[u16],
+    start: impl Fn(usize, u16) -> Replica,
+) -> Vec<Replica> {
+    let replicas: Vec<Replica> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| start(i, *p))
+        .collect();
+    for r in &replicas {
+        healthy(http, &r.base()).await;
+    }
+    replicas
+}
+
+/// A new organisation with one user, through the operator API at `base`; their ids.
+pub async fn organisation(http: &reqwest::Client, base: &str, name: &str) -> (String, String) {
+    let (_, org) = call(
+        http,
+        reqwest::Method::POST,
+        format!("{base}/admin/organizations"),
+        ADMIN,
+        Some(serde_json::json!({"name": name})),
+    )
+    .await;
+    let org = org["id"].as_str().unwrap().to_owned();
+    let (_, user) = call(
+        http,
+        reqwest::Method::POST,
+        format!("{base}/admin/organizations/{org}/users"),
+        ADMIN,
+        Some(serde_json::json!({"fullName": "Ops", "email": "ops@example.com"})),
+    )
+    .await;
+    (org, user["id"].as_str().unwrap().to_owned())
+}

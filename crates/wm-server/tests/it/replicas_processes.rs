@@ -14,10 +14,11 @@ use axum::body::Bytes;
 use axum::http::HeaderMap;
 use futures::StreamExt;
 use serde_json::{Value, json};
-use wm_fake_graph::{FakeGraph, FakeGraphOptions, NumberSpec, WebhookConfig};
+use wm_fake_graph::NumberSpec;
 
 use crate::replicas_harness::{
-    ADMIN, Replica, balancer, call, free_port, fresh_pg_database, healthy, serve,
+    ADMIN, Replica, balancer, call, free_port, fresh_pg_database, healthy, organisation, platform,
+    serve, start_replicas,
 };
 use crate::support::WA_SECRET;
 use crate::whatsapp_kit::{NUMBER, PNID, TOKEN, WABA};
@@ -98,70 +99,25 @@ async fn three_replicas_survive_a_kill_mid_campaign_and_share_one_rate_limit() {
     let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
     let lb = balancer(http.clone(), ports.clone()).await;
     let fake_started = Instant::now();
-    let fake = FakeGraph::start(FakeGraphOptions {
-        webhook: Some(WebhookConfig {
-            url: format!("{lb}/platform"),
-            app_secret: WA_SECRET.to_owned(),
-            statuses: Default::default(),
-            // The platform keeps retrying a webhook that found no replica able to answer
-            // (Meta retries for days); the fake's default gives up after 4 tries.
-            retry: wm_fake_graph::RetryPolicy {
-                max_attempts: 12,
-                initial_backoff_ms: 200,
-                timeout_ms: 10_000,
-            },
-        }),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let fake = platform(&lb, WA_SECRET, WABA).await;
     fake.register_number(NumberSpec {
         phone_number_id: PNID.into(),
         waba_id: WABA.into(),
         display_phone_number: NUMBER.trim_start_matches('+').into(),
         access_token: TOKEN.into(),
     });
-    fake.register_template(wm_fake_graph::TemplateSpec {
-        waba_id: WABA.into(),
-        name: "promo".into(),
-        language: "es_MX".into(),
-        category: "MARKETING".into(),
-        status: wm_fake_graph::TemplateStatus::Approved,
-        body_text: "Hola {{1}}".into(),
-    });
     let graph = fake.url();
-    let mut replicas: Vec<Replica> = ports
-        .iter()
-        .enumerate()
-        .map(|(i, p)| replica(&db, &graph, *p, dir.join(format!("replica-{i}.log"))))
-        .collect();
-    for r in &replicas {
-        healthy(&http, &r.base()).await;
-    }
+    let mut replicas = start_replicas(&http, &ports, |i, p| {
+        replica(&db, &graph, p, dir.join(format!("replica-{i}.log")))
+    })
+    .await;
     let bases: Vec<String> = replicas.iter().map(Replica::base).collect();
     let admin = |path: &str| format!("{}/admin{path}", bases[0]);
 
     // An organisation, its number, template, webhook and 5,000 consenting contacts.
     let post = reqwest::Method::POST;
-    let (_, org) = call(
-        &http,
-        post.clone(),
-        admin("/organizations"),
-        ADMIN,
-        Some(json!({"name": "Replicas"})),
-    )
-    .await;
-    let org = org["id"].as_str().unwrap().to_owned();
+    let (org, user) = organisation(&http, &bases[0], "Replicas").await;
     let at = |path: &str| admin(&format!("/organizations/{org}{path}"));
-    let (_, user) = call(
-        &http,
-        post.clone(),
-        at("/users"),
-        ADMIN,
-        Some(json!({"fullName": "Ops", "email": "ops@example.com"})),
-    )
-    .await;
-    let user = user["id"].as_str().unwrap().to_owned();
     let scopes = json!(crate::support::ALL_SCOPES);
     let mut keys = Vec::new();
     for _ in 0..10 {
