@@ -4,17 +4,20 @@
 //! of them). A replica does not ask for every request: it takes a small *grant* of
 //! admissions with one `INSERT … ON CONFLICT DO UPDATE`, which prunes the window and, while
 //! fewer than N remain, records the granted admissions at the instant the grant expires
-//! ([`GRANT_MS`] from now). The replica then admits up to that many requests locally
-//! until the grant expires. Every admission is thus in the shared window, stamped no
+//! ([`LONG_GRANT_MS`] from now while the window is less than half full, [`SHORT_GRANT_MS`]
+//! nearer the limit). The replica then admits up to that many requests locally until the
+//! grant expires. Every admission is thus in the shared window, stamped no
 //! earlier than the request it admits, so no 60 s ever holds more than N requests of a key,
 //! whatever the number of replicas. The row lock taken by the upsert serialises grants
 //! across processes, and the update reads the row as the previous grant left it.
 //!
 //! Grants adapt: they start at one, double while a replica uses them up, and never exceed
 //! a tenth of the limit nor a quarter of what is left in the window, so a key near its
-//! limit gets single admissions (exact to the request). What a replica leaves of a grant
-//! goes back into the window with its next one; only a replica that stops seeing a key
-//! keeps its leftover counted, for the rest of the minute. The table is unlogged: no WAL flush per grant, and a crash
+//! limit gets single admissions (exact to the request). With its next grant a replica
+//! gives back what it left of the previous one and re-stamps the admissions it used with
+//! the instant of the last of them, so a burst leaves the window when a minute has passed
+//! since the burst, not since its grant's expiry; only a replica that stops seeing a key
+//! keeps its last grant counted as stamped, for the rest of the minute. The table is unlogged: no WAL flush per grant, and a crash
 //! only forgets the last minute.
 
 use std::collections::HashMap;
@@ -26,26 +29,40 @@ use uuid::Uuid;
 use super::{Decision, WINDOW_MS};
 use crate::db::Db;
 
-/// How long a grant may be used; its admissions are stamped with its expiry.
-pub const GRANT_MS: i64 = 1_000;
+/// How long a grant may be used while its key's window is less than half full; its
+/// admissions are stamped with its expiry. Long grants keep PostgreSQL out of most
+/// requests (a key at 10 req/s asks once per 5 s, not every second); the price is a
+/// `Retry-After` of up to 65 s and a leftover counted a little longer.
+pub const LONG_GRANT_MS: i64 = 5_000;
+
+/// How long a grant may be used nearer the limit: an admission's stamp is then at most a
+/// second after the request, so a key kept at its limit still gets N per ~61 s.
+pub const SHORT_GRANT_MS: i64 = 1_000;
 
 /// The upsert taking one grant: `$1` key, `$2` now (ms), `$3` limit, `$4` window (ms),
-/// `$5` the grant's expiry (ms), `$6` the admissions wanted, and the admissions this
-/// replica gives back from its previous grant: `$8` of those stamped `$7`.
+/// `$5` the grant's expiry (ms), `$6` the admissions wanted, and this replica's previous
+/// grant, stamped `$7`: its `$8` unused admissions are given back and its `$10` used ones
+/// are re-stamped with the instant of the last of them, `$9` (still no earlier than any
+/// request they admitted, and usually well before the grant's expiry). The window stays
+/// sorted, so `hits[1]` is its oldest entry and the last its newest.
 const GRANT: &str = r#"
 WITH wanted AS (SELECT least($6::int, $3::int) AS n)
 INSERT INTO rate_limit_windows AS w (key_id, hits, granted)
 SELECT $1, array_fill($5::bigint, ARRAY[n]), n FROM wanted
 ON CONFLICT (key_id) DO UPDATE SET (hits, granted) = (
-    SELECT kept || array_fill($5::bigint, ARRAY[g]), g
+    SELECT ARRAY(SELECT x FROM unnest(kept || array_fill($5::bigint, ARRAY[g])) x ORDER BY x), g
     FROM (
         SELECT kept, greatest(0, least($6::int, greatest(($3 - c) / 4, 1), $3 - c))::int AS g
         FROM (
-            SELECT coalesce(array_agg(h ORDER BY h), '{}') AS kept, count(*)::int AS c
+            SELECT coalesce(array_agg(v), '{}') AS kept, count(*)::int AS c
             FROM (
-                SELECT h, row_number() OVER (PARTITION BY h) AS rn FROM unnest(w.hits) h
-            ) numbered
-            WHERE h > $2 - $4 AND NOT (h = $7 AND rn <= $8)
+                SELECT CASE WHEN h = $7 AND rn <= $8 + $10 THEN $9::bigint ELSE h END AS v,
+                    h, rn
+                FROM (
+                    SELECT h, row_number() OVER (PARTITION BY h) AS rn FROM unnest(w.hits) h
+                ) numbered
+            ) restamped
+            WHERE v > $2 - $4 AND NOT (h = $7 AND rn <= $8)
         ) pruned
     ) sized
 )
@@ -67,6 +84,8 @@ struct Grant {
     until: i64,
     /// The size of the grant.
     size: u32,
+    /// When its last admission was made (ms).
+    last: i64,
     /// The window's count and oldest entry when it was taken.
     used: u32,
     oldest: Option<i64>,
@@ -111,6 +130,7 @@ impl SharedLimiter {
         let mut g = cell.lock().await;
         if g.left > 0 && now_ms <= g.until {
             g.left -= 1;
+            g.last = now_ms;
             return Ok(self.decision(true, &g, now_ms));
         }
         // Used up in time: twice as many next time; expired: as many as were used.
@@ -120,6 +140,13 @@ impl SharedLimiter {
             g.size - g.left
         };
         let wanted = next.clamp(1, (self.limit / 10).max(1));
+        // The window as of this replica's last grant tells how far the key is from its limit.
+        let until = now_ms
+            + if u64::from(g.used) + u64::from(wanted) <= u64::from(self.limit / 2) {
+                LONG_GRANT_MS
+            } else {
+                SHORT_GRANT_MS
+            };
         let row = self
             .db
             .conn
@@ -131,11 +158,13 @@ impl SharedLimiter {
                     now_ms.into(),
                     i64::from(self.limit).into(),
                     WINDOW_MS.into(),
-                    (now_ms + GRANT_MS).into(),
+                    until.into(),
                     i64::from(wanted).into(),
                     // What is left of the expired grant goes back into the window.
                     g.until.into(),
                     i64::from(g.left).into(),
+                    g.last.into(),
+                    i64::from(g.size - g.left).into(),
                 ],
             ))
             .await?
@@ -146,8 +175,9 @@ impl SharedLimiter {
         let size = u32::try_from(granted).unwrap_or(0);
         *g = Grant {
             left: size,
-            until: now_ms + GRANT_MS,
+            until,
             size,
+            last: now_ms,
             used: u32::try_from(used).unwrap_or(u32::MAX),
             oldest,
         };

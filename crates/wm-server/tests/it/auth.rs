@@ -179,9 +179,9 @@ async fn the_601st_request_in_a_minute_is_429_with_headers() {
     r.assert_error(429, Some("API_KEY_RATE_LIMITED"));
     assert_eq!(r.headers["ratelimit-remaining"], "0");
     let retry: u64 = r.headers["retry-after"].to_str().unwrap().parse().unwrap();
-    // 60 s, or 61 on PostgreSQL, whose shared window stamps an admission with the end of
-    // the one-second grant it came from.
-    assert!((1..=61).contains(&retry), "Retry-After {retry}");
+    // 60 s. On PostgreSQL the shared window stamps a replica's outstanding grant with its
+    // expiry (at most 5 s ahead, see `rate_limit::shared`), which may then be the oldest entry.
+    assert!((1..=65).contains(&retry), "Retry-After {retry}");
     // Another key of the same organisation has its own window.
     let other = org.key_with(&["contacts:read"]).await;
     assert_eq!(
