@@ -16,6 +16,8 @@ pub(crate) struct Request {
     path: String,
     query: Vec<(String, String)>,
     body: Option<Vec<u8>>,
+    /// The body's type when it is not JSON.
+    content_type: Option<String>,
 }
 
 impl Request {
@@ -26,6 +28,7 @@ impl Request {
             path: path.into(),
             query: Vec::new(),
             body: None,
+            content_type: None,
         }
     }
 
@@ -68,6 +71,13 @@ impl Request {
             .map_err(|e| Error::Config(format!("request body could not be serialised: {e}")))?;
         self.body = Some(bytes);
         Ok(self)
+    }
+
+    /// Sets a body of another type than JSON (kept whole, so retries resend the same bytes).
+    pub(crate) fn raw(mut self, bytes: Vec<u8>, content_type: String) -> Request {
+        self.body = Some(bytes);
+        self.content_type = Some(content_type);
+        self
     }
 }
 
@@ -146,8 +156,13 @@ impl Client {
             .header(AUTHORIZATION, self.inner.auth.clone())
             .header(ACCEPT, HeaderValue::from_static("application/json"));
         if let Some(body) = &req.body {
+            let content_type = match &req.content_type {
+                Some(t) => HeaderValue::from_str(t)
+                    .map_err(|e| Error::Config(format!("invalid content type {t}: {e}")))?,
+                None => HeaderValue::from_static("application/json"),
+            };
             builder = builder
-                .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+                .header(CONTENT_TYPE, content_type)
                 .body(body.clone());
         }
         let resp = builder.send().await.map_err(Error::Transport)?;

@@ -5,6 +5,8 @@
 //!
 //! - [`contacts`]: `client.contacts()` — list/stream, get, create, update, delete, bulk,
 //!   timeline, notes, identities.
+//! - [`imports`]: `client.imports()` — upload a CSV or NDJSON file of contacts, follow the
+//!   job (get, wait, list).
 //! - [`campaigns`]: `client.campaigns()` — list/stream, create, get, recipients, audience,
 //!   cost preview, send, pause, resume, duplicate.
 //! - [`webhooks`]: `client.webhooks()` — list, create, get, update, delete, deliveries,
@@ -65,6 +67,7 @@ pub mod contacts;
 pub mod conversations;
 mod error;
 mod http;
+pub mod imports;
 pub mod lookups;
 pub mod pagination;
 pub mod reports;

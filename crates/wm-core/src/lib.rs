@@ -6,6 +6,7 @@
 //! - [`phone`]: the [`phone::Phone`] newtype (normalised international numbers).
 //! - [`tags`]: tag normalisation and merging.
 //! - [`contacts`]: contact request schemas and the create/update rules.
+//! - [`imports`]: contact import options, CSV column mapping and what an import row does.
 //! - [`admin`]: schemas of the operator API bodies.
 //! - [`campaigns`]: campaign request schemas, audiences, send plans and the state machine.
 //! - [`messaging`]: who may be messaged (opt-out, consent, phone), one rule for every path.
@@ -26,6 +27,7 @@ pub mod automations;
 pub mod campaigns;
 pub mod contacts;
 pub mod conversations;
+pub mod imports;
 pub mod messaging;
 pub mod phone;
 pub mod pricing;

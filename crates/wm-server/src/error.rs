@@ -36,6 +36,12 @@ pub enum ApiError {
 pub type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
+    /// Whether this is a write lost to a unique index (which the caller may explain).
+    pub fn is_unique_violation(&self) -> bool {
+        matches!(self, ApiError::Internal(e)
+            if e.downcast_ref::<DbErr>().is_some_and(is_unique_violation))
+    }
+
     /// A business error without extra fields.
     pub fn business(
         status: StatusCode,

@@ -109,6 +109,8 @@ pub struct Inner {
     pub campaign_wake: tokio::sync::Notify,
     /// Wakes the platform-webhook applier when a webhook was kept.
     pub intake_wake: tokio::sync::Notify,
+    /// Wakes the import worker when an upload was stored.
+    pub imports_wake: tokio::sync::Notify,
     /// Encrypts platform access tokens at rest (`WM_SECRET_KEY`; none: tokens cannot be
     /// stored).
     pub secret_key: Option<crate::secrets::SecretKey>,
@@ -165,6 +167,7 @@ impl AppState {
             provider,
             campaign_wake: tokio::sync::Notify::new(),
             intake_wake: tokio::sync::Notify::new(),
+            imports_wake: tokio::sync::Notify::new(),
             settings,
             keys: KeyCache::default(),
             lookups: LookupCache::default(),

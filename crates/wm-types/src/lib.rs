@@ -6,6 +6,7 @@
 //! - [`common`]: timestamps, money, the pagination envelope and the two error bodies.
 //! - [`enums`]: the spec's enumerations, tolerant of values added later.
 //! - [`contacts`]: contacts, identities, notes, the timeline and their requests.
+//! - [`imports`]: contact import jobs and their options.
 //! - [`lookups`]: lifecycle stages and users.
 //! - [`admin`]: the operator API (organisations, users, keys, stages, channels, deals).
 //! - [`events`]: webhook event envelopes and payloads.
@@ -28,6 +29,7 @@ pub mod contacts;
 pub mod conversations;
 pub mod enums;
 pub mod events;
+pub mod imports;
 pub mod lookups;
 pub mod reports;
 pub mod webhooks;

@@ -44,18 +44,30 @@ pub async fn insert(
         external_id: external_id.to_owned(),
         created_at: now_ms,
     };
-    identity::Entity::insert(identity::ActiveModel {
-        id: Set(model.id),
-        organization_id: Set(org),
-        contact_id: Set(contact),
-        channel_id: Set(channel),
-        channel_type: Set(model.channel_type.clone()),
-        external_id: Set(model.external_id.clone()),
-        created_at: Set(now_ms),
-    })
-    .exec_without_returning(conn)
-    .await?;
+    insert_many(conn, std::slice::from_ref(&model)).await?;
     Ok(model)
+}
+
+/// Inserts identities (the callers mirror them on the contact rows), a few hundred per
+/// statement.
+pub async fn insert_many(
+    conn: &impl ConnectionTrait,
+    rows: &[identity::Model],
+) -> Result<(), DbErr> {
+    for batch in rows.chunks(super::contacts::INSERT_BATCH) {
+        identity::Entity::insert_many(batch.iter().map(|m| identity::ActiveModel {
+            id: Set(m.id),
+            organization_id: Set(m.organization_id),
+            contact_id: Set(m.contact_id),
+            channel_id: Set(m.channel_id),
+            channel_type: Set(m.channel_type.clone()),
+            external_id: Set(m.external_id.clone()),
+            created_at: Set(m.created_at),
+        }))
+        .exec_without_returning(conn)
+        .await?;
+    }
+    Ok(())
 }
 
 /// The identities of several contacts, oldest first.

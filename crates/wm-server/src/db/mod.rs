@@ -9,6 +9,7 @@ pub mod conversations;
 pub mod deals;
 pub mod entities;
 pub mod identities;
+pub mod imports;
 pub mod lookups;
 pub mod migration;
 pub mod notes;

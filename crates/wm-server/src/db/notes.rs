@@ -18,25 +18,44 @@ pub async fn insert(
     body: &str,
     now_ms: i64,
 ) -> Result<note::Model, DbErr> {
-    let model = note::Model {
-        id: Uuid::now_v7(),
-        organization_id: org,
-        contact_id: contact,
-        author_id: author,
-        body: body.to_owned(),
-        created_at: now_ms,
-    };
-    note::Entity::insert(note::ActiveModel {
-        id: Set(model.id),
-        organization_id: Set(org),
-        contact_id: Set(contact),
-        author_id: Set(author),
-        body: Set(model.body.clone()),
-        created_at: Set(now_ms),
-    })
-    .exec_without_returning(conn)
-    .await?;
-    Ok(model)
+    let mut notes = insert_many(conn, org, author, &[(contact, body)], now_ms).await?;
+    notes
+        .pop()
+        .ok_or_else(|| DbErr::Custom("no note was written".to_owned()))
+}
+
+/// Inserts one note by `author` per `(contact, body)`, a few hundred per statement.
+pub async fn insert_many(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    author: Uuid,
+    notes: &[(Uuid, &str)],
+    now_ms: i64,
+) -> Result<Vec<note::Model>, DbErr> {
+    let models: Vec<note::Model> = notes
+        .iter()
+        .map(|(contact, body)| note::Model {
+            id: Uuid::now_v7(),
+            organization_id: org,
+            contact_id: *contact,
+            author_id: author,
+            body: (*body).to_owned(),
+            created_at: now_ms,
+        })
+        .collect();
+    for batch in models.chunks(super::contacts::INSERT_BATCH) {
+        note::Entity::insert_many(batch.iter().map(|m| note::ActiveModel {
+            id: Set(m.id),
+            organization_id: Set(m.organization_id),
+            contact_id: Set(m.contact_id),
+            author_id: Set(m.author_id),
+            body: Set(m.body.clone()),
+            created_at: Set(m.created_at),
+        }))
+        .exec_without_returning(conn)
+        .await?;
+    }
+    Ok(models)
 }
 
 /// One page of a contact's notes, newest first, and the total.

@@ -17,23 +17,46 @@ pub async fn push<T: Serialize>(
     data: &T,
     now_ms: i64,
 ) -> Result<Uuid, DbErr> {
-    let id = Uuid::now_v7();
-    let envelope = Event {
-        id,
-        event: kind,
-        created_at: Timestamp::from_millis(now_ms),
-        data,
-    };
-    let payload = serde_json::to_string(&envelope).map_err(|e| DbErr::Custom(e.to_string()))?;
-    outbox_event::Entity::insert(outbox_event::ActiveModel {
-        id: Set(id),
-        organization_id: Set(org),
-        event_type: Set(kind.as_str().to_owned()),
-        payload: Set(payload),
-        created_at: Set(now_ms),
-        processed_at: Set(None),
-    })
-    .exec_without_returning(conn)
-    .await?;
-    Ok(id)
+    let ids = push_many(conn, org, kind, std::slice::from_ref(data), now_ms).await?;
+    ids.into_iter()
+        .next()
+        .ok_or_else(|| DbErr::Custom("no event was written".to_owned()))
+}
+
+/// Writes one event of `kind` per item of `data`, a few hundred per statement (an import
+/// announces each contact it creates).
+pub async fn push_many<T: Serialize>(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    kind: EventKind,
+    data: &[T],
+    now_ms: i64,
+) -> Result<Vec<Uuid>, DbErr> {
+    let mut ids = Vec::with_capacity(data.len());
+    let mut rows = Vec::with_capacity(data.len());
+    for d in data {
+        let id = Uuid::now_v7();
+        let envelope = Event {
+            id,
+            event: kind,
+            created_at: Timestamp::from_millis(now_ms),
+            data: d,
+        };
+        let payload = serde_json::to_string(&envelope).map_err(|e| DbErr::Custom(e.to_string()))?;
+        ids.push(id);
+        rows.push(outbox_event::ActiveModel {
+            id: Set(id),
+            organization_id: Set(org),
+            event_type: Set(kind.as_str().to_owned()),
+            payload: Set(payload),
+            created_at: Set(now_ms),
+            processed_at: Set(None),
+        });
+    }
+    for batch in rows.chunks(super::contacts::INSERT_BATCH) {
+        outbox_event::Entity::insert_many(batch.to_vec())
+            .exec_without_returning(conn)
+            .await?;
+    }
+    Ok(ids)
 }

@@ -27,6 +27,7 @@ tenant!(
     lifecycle_stage,
     channel,
     contact,
+    contact_import,
     identity,
     note,
     deal,

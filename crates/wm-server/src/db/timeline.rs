@@ -26,22 +26,38 @@ pub async fn add(
     at_ms: i64,
     kind: &TimelineKind,
 ) -> Result<(), DbErr> {
-    let value = serde_json::to_value(kind).map_err(|e| DbErr::Custom(e.to_string()))?;
-    let entry_type = value
-        .get("type")
-        .and_then(|t| t.as_str())
-        .unwrap_or("unknown")
-        .to_owned();
-    timeline_entry::Entity::insert(timeline_entry::ActiveModel {
-        id: Set(Uuid::now_v7()),
-        organization_id: Set(org),
-        contact_id: Set(contact),
-        entry_type: Set(entry_type),
-        at: Set(at_ms),
-        data: Set(value.to_string()),
-    })
-    .exec_without_returning(conn)
-    .await?;
+    add_many(conn, org, at_ms, &[(contact, kind)]).await
+}
+
+/// Records one entry per `(contact, entry)`, a few hundred per statement.
+pub async fn add_many(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    at_ms: i64,
+    entries: &[(Uuid, &TimelineKind)],
+) -> Result<(), DbErr> {
+    let mut rows = Vec::with_capacity(entries.len());
+    for (contact, kind) in entries {
+        let value = serde_json::to_value(kind).map_err(|e| DbErr::Custom(e.to_string()))?;
+        let entry_type = value
+            .get("type")
+            .and_then(|t| t.as_str())
+            .unwrap_or("unknown")
+            .to_owned();
+        rows.push(timeline_entry::ActiveModel {
+            id: Set(Uuid::now_v7()),
+            organization_id: Set(org),
+            contact_id: Set(*contact),
+            entry_type: Set(entry_type),
+            at: Set(at_ms),
+            data: Set(value.to_string()),
+        });
+    }
+    for batch in rows.chunks(super::contacts::INSERT_BATCH) {
+        timeline_entry::Entity::insert_many(batch.to_vec())
+            .exec_without_returning(conn)
+            .await?;
+    }
     Ok(())
 }
 

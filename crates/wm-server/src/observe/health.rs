@@ -36,11 +36,18 @@ pub enum Worker {
     Webhooks,
     /// Automation runs.
     Automations,
+    /// Contact imports.
+    Imports,
 }
 
 impl Worker {
     /// Every worker, in the order readiness lists them.
-    pub const ALL: [Worker; 3] = [Worker::Campaigns, Worker::Webhooks, Worker::Automations];
+    pub const ALL: [Worker; 4] = [
+        Worker::Campaigns,
+        Worker::Webhooks,
+        Worker::Automations,
+        Worker::Imports,
+    ];
 
     /// The name in readiness bodies, log spans and metric labels.
     pub fn as_str(self) -> &'static str {
@@ -48,6 +55,7 @@ impl Worker {
             Worker::Campaigns => "campaigns",
             Worker::Webhooks => "webhooks",
             Worker::Automations => "automations",
+            Worker::Imports => "imports",
         }
     }
 
@@ -68,7 +76,7 @@ struct Beat {
 pub struct Health {
     draining: AtomicBool,
     listening: AtomicBool,
-    beats: [Beat; 3],
+    beats: [Beat; 4],
 }
 
 impl Health {

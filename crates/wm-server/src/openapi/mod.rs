@@ -1,5 +1,5 @@
 //! The OpenAPI 3.1 document of API v1, generated from the wire types' schemars schemas and
-//! the table of operations below (a test checks every operation against the router, and
+//! the table of operations in `operations` (a test checks every operation against the router, and
 //! another checks the committed `docs/openapi.json` for drift).
 //!
 //! Responses are described as the server writes them (serialisation contract, in
@@ -9,16 +9,13 @@
 use schemars::generate::{Contract, SchemaSettings};
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
-use wm_types::Page;
-use wm_types::automations::*;
-use wm_types::campaigns::*;
-use wm_types::common::{BusinessErrorBody, Deleted, PageQuery, ValidationErrorBody};
-use wm_types::contacts::*;
-use wm_types::conversations::*;
+use wm_types::common::{BusinessErrorBody, ValidationErrorBody};
+use wm_types::contacts::Identity;
 use wm_types::enums::Scope;
-use wm_types::lookups::{LifecycleStage, List, User};
-use wm_types::reports::*;
-use wm_types::webhooks::*;
+
+mod operations;
+
+use operations::operations;
 
 type Gen = fn(&mut Generators) -> Value;
 
@@ -66,6 +63,8 @@ struct Op {
     scope: Scope,
     query: Option<Gen>,
     body: Option<Gen>,
+    /// The body's media type (JSON unless a file is uploaded).
+    body_type: &'static str,
     status: u16,
     response: Gen,
 }
@@ -87,6 +86,7 @@ const fn op(
         scope,
         query: None,
         body: None,
+        body_type: "application/json",
         status,
         response,
     }
@@ -101,426 +101,11 @@ impl Op {
         self.body = Some(b);
         self
     }
-}
-
-use Scope as S;
-
-/// Every operation of API v1 (the operator API is not part of the public contract).
-fn operations() -> Vec<Op> {
-    vec![
-        op(
-            "get",
-            "/contacts",
-            "Contacts",
-            "List contacts with tabs and summary",
-            S::ContactsRead,
-            200,
-            response::<ContactList>,
-        )
-        .query(request::<ListContactsQuery>),
-        op(
-            "post",
-            "/contacts",
-            "Contacts",
-            "Create a contact",
-            S::ContactsWrite,
-            201,
-            response::<Contact>,
-        )
-        .body(request::<CreateContact>),
-        op(
-            "post",
-            "/contacts/bulk",
-            "Contacts",
-            "Change the stage, tags or owner of up to 500 contacts",
-            S::ContactsWrite,
-            201,
-            response::<BulkResult>,
-        )
-        .body(request::<BulkUpdateContacts>),
-        op(
-            "get",
-            "/contacts/{id}",
-            "Contacts",
-            "Get a contact",
-            S::ContactsRead,
-            200,
-            response::<Contact>,
-        ),
-        op(
-            "patch",
-            "/contacts/{id}",
-            "Contacts",
-            "Update a contact",
-            S::ContactsWrite,
-            200,
-            response::<Contact>,
-        )
-        .body(request::<UpdateContact>),
-        op(
-            "delete",
-            "/contacts/{id}",
-            "Contacts",
-            "Delete a contact without history",
-            S::ContactsWrite,
-            200,
-            response::<Deleted>,
-        ),
-        op(
-            "get",
-            "/contacts/{id}/timeline",
-            "Contacts",
-            "A contact's timeline",
-            S::ContactsRead,
-            200,
-            response::<Page<TimelineEntry>>,
-        )
-        .query(request::<TimelineQuery>),
-        op(
-            "post",
-            "/contacts/{id}/identities",
-            "Contacts",
-            "Link a channel identity",
-            S::ContactsWrite,
-            201,
-            response::<Identity>,
-        )
-        .body(request::<CreateIdentity>),
-        op(
-            "get",
-            "/contacts/{id}/notes",
-            "Contacts",
-            "A contact's notes",
-            S::ContactsRead,
-            200,
-            response::<Page<Note>>,
-        )
-        .query(request::<PageQuery>),
-        op(
-            "post",
-            "/contacts/{id}/notes",
-            "Contacts",
-            "Write a note",
-            S::ContactsWrite,
-            201,
-            response::<Note>,
-        )
-        .body(request::<CreateNote>),
-        op(
-            "get",
-            "/lifecycle-stages",
-            "Lookups",
-            "Lifecycle stages",
-            S::ContactsRead,
-            200,
-            response::<List<LifecycleStage>>,
-        ),
-        op(
-            "get",
-            "/users",
-            "Lookups",
-            "Users",
-            S::ContactsRead,
-            200,
-            response::<List<User>>,
-        ),
-        op(
-            "get",
-            "/templates",
-            "Lookups",
-            "Message templates",
-            S::CampaignsRead,
-            200,
-            response::<List<Template>>,
-        ),
-        op(
-            "get",
-            "/phone-numbers",
-            "Lookups",
-            "Sender numbers",
-            S::CampaignsRead,
-            200,
-            response::<List<PhoneNumber>>,
-        ),
-        op(
-            "get",
-            "/wallet",
-            "Lookups",
-            "Wallet, allowance and ledger",
-            S::CampaignsRead,
-            200,
-            response::<Wallet>,
-        ),
-        op(
-            "get",
-            "/conversations",
-            "Conversations",
-            "List conversations with tabs and summary",
-            S::ConversationsRead,
-            200,
-            response::<ConversationList>,
-        )
-        .query(request::<ListConversationsQuery>),
-        op(
-            "get",
-            "/conversations/{id}",
-            "Conversations",
-            "Get a conversation",
-            S::ConversationsRead,
-            200,
-            response::<Conversation>,
-        ),
-        op(
-            "get",
-            "/automations",
-            "Automations",
-            "List automations with summary",
-            S::AutomationsRead,
-            200,
-            response::<AutomationList>,
-        )
-        .query(request::<ListAutomationsQuery>),
-        op(
-            "get",
-            "/automations/{id}",
-            "Automations",
-            "Get an automation",
-            S::AutomationsRead,
-            200,
-            response::<Automation>,
-        ),
-        op(
-            "get",
-            "/automations/{id}/logs",
-            "Automations",
-            "An automation's runs",
-            S::AutomationsRead,
-            200,
-            response::<Page<AutomationRun>>,
-        )
-        .query(request::<LogsQuery>),
-        op(
-            "get",
-            "/campaigns",
-            "Campaigns",
-            "List campaigns with tabs and summary",
-            S::CampaignsRead,
-            200,
-            response::<CampaignList>,
-        )
-        .query(request::<ListCampaignsQuery>),
-        op(
-            "post",
-            "/campaigns",
-            "Campaigns",
-            "Create a campaign (DRAFT)",
-            S::CampaignsWrite,
-            201,
-            response::<Campaign>,
-        )
-        .body(request::<CreateCampaign>),
-        op(
-            "get",
-            "/campaigns/{id}",
-            "Campaigns",
-            "Get a campaign",
-            S::CampaignsRead,
-            200,
-            response::<Campaign>,
-        ),
-        op(
-            "get",
-            "/campaigns/{id}/recipients",
-            "Campaigns",
-            "A campaign's recipients",
-            S::CampaignsRead,
-            200,
-            response::<Page<Recipient>>,
-        )
-        .query(request::<RecipientsQuery>),
-        op(
-            "post",
-            "/campaigns/{id}/recipients",
-            "Campaigns",
-            "Add an audience",
-            S::CampaignsWrite,
-            200,
-            response::<AudienceResult>,
-        )
-        .body(request::<Audience>),
-        op(
-            "get",
-            "/campaigns/{id}/preview-cost",
-            "Campaigns",
-            "Preview the cost per market",
-            S::CampaignsRead,
-            200,
-            response::<CostPreview>,
-        ),
-        op(
-            "post",
-            "/campaigns/{id}/send",
-            "Campaigns",
-            "Send now, scheduled or staggered",
-            S::CampaignsWrite,
-            200,
-            response::<Campaign>,
-        )
-        .body(request::<SendCampaign>),
-        op(
-            "post",
-            "/campaigns/{id}/pause",
-            "Campaigns",
-            "Pause a sending campaign",
-            S::CampaignsWrite,
-            200,
-            response::<Campaign>,
-        ),
-        op(
-            "post",
-            "/campaigns/{id}/resume",
-            "Campaigns",
-            "Resume a paused campaign",
-            S::CampaignsWrite,
-            200,
-            response::<Campaign>,
-        ),
-        op(
-            "post",
-            "/campaigns/{id}/duplicate",
-            "Campaigns",
-            "Duplicate as a new DRAFT",
-            S::CampaignsWrite,
-            201,
-            response::<Campaign>,
-        ),
-        op(
-            "get",
-            "/reports/commercial",
-            "Reports",
-            "Commercial report",
-            S::ReportsRead,
-            200,
-            response::<Report<CommercialTotals, CommercialDay>>,
-        )
-        .query(request::<ReportQuery>),
-        op(
-            "get",
-            "/reports/lifecycle",
-            "Reports",
-            "Lifecycle report",
-            S::ReportsRead,
-            200,
-            response::<Report<LifecycleTotals, LifecycleDay>>,
-        )
-        .query(request::<ReportQuery>),
-        op(
-            "get",
-            "/reports/campaigns",
-            "Reports",
-            "Campaigns report",
-            S::ReportsRead,
-            200,
-            response::<Report<CampaignTotals, CampaignDay>>,
-        )
-        .query(request::<ReportQuery>),
-        op(
-            "get",
-            "/reports/wallet",
-            "Reports",
-            "Wallet report",
-            S::ReportsRead,
-            200,
-            response::<Report<WalletTotals, WalletDay>>,
-        )
-        .query(request::<ReportQuery>),
-        op(
-            "get",
-            "/reports/team",
-            "Reports",
-            "Team report",
-            S::ReportsRead,
-            200,
-            response::<Report<TeamTotals, TeamDay>>,
-        )
-        .query(request::<ReportQuery>),
-        op(
-            "get",
-            "/reports/conversations",
-            "Reports",
-            "Conversations report",
-            S::ReportsRead,
-            200,
-            response::<Report<ConversationTotals, ConversationDay>>,
-        )
-        .query(request::<ReportQuery>),
-        op(
-            "get",
-            "/webhooks",
-            "Webhooks",
-            "List webhooks",
-            S::WebhooksRead,
-            200,
-            response::<List<Webhook>>,
-        ),
-        op(
-            "post",
-            "/webhooks",
-            "Webhooks",
-            "Create a webhook (the secret is shown once)",
-            S::WebhooksWrite,
-            201,
-            response::<WebhookCreated>,
-        )
-        .body(request::<CreateWebhook>),
-        op(
-            "get",
-            "/webhooks/{id}",
-            "Webhooks",
-            "Get a webhook",
-            S::WebhooksRead,
-            200,
-            response::<Webhook>,
-        ),
-        op(
-            "patch",
-            "/webhooks/{id}",
-            "Webhooks",
-            "Update or reactivate a webhook",
-            S::WebhooksWrite,
-            200,
-            response::<Webhook>,
-        )
-        .body(request::<UpdateWebhook>),
-        op(
-            "delete",
-            "/webhooks/{id}",
-            "Webhooks",
-            "Delete a webhook",
-            S::WebhooksWrite,
-            200,
-            response::<Deleted>,
-        ),
-        op(
-            "get",
-            "/webhooks/{id}/deliveries",
-            "Webhooks",
-            "A webhook's deliveries (7 days)",
-            S::WebhooksRead,
-            200,
-            response::<Page<Delivery>>,
-        )
-        .query(request::<PageQuery>),
-        op(
-            "post",
-            "/webhooks/{id}/deliveries/{deliveryId}/retry",
-            "Webhooks",
-            "Retry a failed delivery",
-            S::WebhooksWrite,
-            202,
-            response::<Delivery>,
-        ),
-    ]
+    const fn multipart(mut self, b: Gen) -> Op {
+        self.body = Some(b);
+        self.body_type = "multipart/form-data";
+        self
+    }
 }
 
 fn parameters(op: &Op, g: &mut Generators) -> Vec<Value> {
@@ -601,7 +186,7 @@ pub fn document() -> Value {
         }
         if let Some(b) = op.body {
             o["requestBody"] =
-                json!({"required": false, "content": {"application/json": {"schema": b(&mut g)}}});
+                json!({"required": false, "content": {op.body_type: {"schema": b(&mut g)}}});
         }
         let entry = paths.entry(op.path.to_owned()).or_insert_with(|| json!({}));
         entry[op.method] = o;

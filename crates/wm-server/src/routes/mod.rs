@@ -8,6 +8,7 @@ pub mod automations;
 pub mod campaigns;
 pub mod contacts;
 pub mod conversations;
+pub mod imports;
 pub mod lifecycle_stages;
 pub mod phone_numbers;
 pub mod platform_whatsapp;
@@ -24,6 +25,7 @@ pub fn router() -> Router<AppState> {
         .merge(campaigns::router())
         .merge(contacts::router())
         .merge(conversations::router())
+        .merge(imports::router())
         .merge(phone_numbers::router())
         .merge(reports::router())
         .merge(templates::router())

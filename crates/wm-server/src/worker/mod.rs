@@ -5,6 +5,7 @@
 pub mod automations;
 pub mod campaigns;
 pub mod dispatch;
+pub mod imports;
 pub mod webhooks;
 
 use std::time::Duration;
@@ -26,8 +27,10 @@ pub fn spawn_all(
     let hooks = webhooks::WebhookWorker::new(state.clone())?;
     let campaigns = campaigns::CampaignWorker::new(state.clone());
     let automations = automations::AutomationWorker::new(state.clone());
+    let imports = imports::ImportWorker::new(state.clone());
     Ok(vec![
         tokio::spawn(automations.run(cancel.clone())),
+        tokio::spawn(imports.run(cancel.clone())),
         tokio::spawn(hooks.run(cancel.clone())),
         tokio::spawn(crate::observe::exporter::collector(
             state.clone(),

@@ -521,7 +521,10 @@ impl WebhookWorker {
             .await?;
         crate::services::platform::purge(&*txn, cutoff).await?;
         txn.commit().await?;
-        crate::rate_limit::shared::sweep(&self.state.db.conn, self.state.now_ms()).await?;
+        let now = self.state.now_ms();
+        crate::rate_limit::shared::sweep(&self.state.db.conn, now).await?;
+        // Uploads cut short an hour ago will not become jobs.
+        crate::db::imports::purge_orphan_chunks(&self.state.db.conn, now - 3_600_000).await?;
         Ok(gone)
     }
 }

@@ -18,6 +18,7 @@ mod contract;
 mod conversations;
 mod events;
 mod identities;
+mod imports;
 mod lookups;
 mod notes_timeline;
 mod observe;

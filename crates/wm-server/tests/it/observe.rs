@@ -395,7 +395,7 @@ async fn readiness_checks_the_database_migrations_and_started_workers() {
     assert_eq!(r.body["status"], "ok");
     assert_eq!(r.body["checks"]["database"], "ok");
     assert_eq!(r.body["checks"]["migrations"], "ok");
-    for w in ["campaigns", "webhooks", "automations"] {
+    for w in ["campaigns", "webhooks", "automations", "imports"] {
         assert_eq!(
             r.body["checks"]["workers"][w], "not running in this process",
             "{}",
@@ -478,7 +478,7 @@ async fn readiness_answers_503_at_once_when_shutdown_begins() {
         .await
         .unwrap();
     assert_eq!(body["status"], "ok", "{body}");
-    for w in ["campaigns", "webhooks", "automations"] {
+    for w in ["campaigns", "webhooks", "automations", "imports"] {
         assert_eq!(body["checks"]["workers"][w], "ok", "{body}");
     }
     assert!(!app.state.health.is_draining());

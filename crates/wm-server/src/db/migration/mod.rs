@@ -10,6 +10,7 @@ mod m0004_rate_overrides;
 mod m0005_inbox;
 mod m0006_platform;
 mod m0007_replicas;
+mod m0008_imports;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -25,6 +26,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0005_inbox::Migration),
             Box::new(m0006_platform::Migration),
             Box::new(m0007_replicas::Migration),
+            Box::new(m0008_imports::Migration),
         ]
     }
 }
