@@ -142,7 +142,10 @@ async fn main() -> anyhow::Result<()> {
             Some(json!({"fullName": "Probe"})),
         )
         .await;
-        let probe_url = format!("{base}/contacts/{}", probe["id"].as_str().unwrap_or_default());
+        let probe_url = format!(
+            "{base}/contacts/{}",
+            probe["id"].as_str().unwrap_or_default()
+        );
         // The prober: one read every 10 ms for as long as the import runs.
         let running = Arc::new(AtomicBool::new(true));
         let prober = {

@@ -8,7 +8,7 @@ use wm_types::imports::ImportStatus;
 
 use crate::db::{self, entities::contact_import};
 use crate::observe::health::{Worker, pass};
-use crate::services::imports::process::write_chunk;
+use crate::services::imports::process::{self, Prepared};
 use crate::state::AppState;
 
 /// How long a job stays with a worker that stops renewing it (a chunk takes well under a
@@ -80,10 +80,24 @@ impl ImportWorker {
         Ok(written)
     }
 
-    /// Writes the job's chunks from where it stands; ends it after the last.
+    /// Prepares a chunk of `job` on a task of its own.
+    fn prepare(&self, job: &contact_import::Model, seq: i32) -> Ahead {
+        let task = tokio::spawn(process::prepare(
+            self.state.clone(),
+            job.id,
+            job.organization_id,
+            job.user_id,
+            seq,
+        ));
+        Ahead { seq, task }
+    }
+
+    /// Writes the job's chunks from where it stands, preparing each next chunk while the
+    /// previous one is written; ends the job after the last.
     async fn work(&self, job: &mut contact_import::Model, limit: usize) -> anyhow::Result<usize> {
         let conn = &self.state.db.conn;
         let (mut written, mut failures) = (0, 0);
+        let mut ahead: Option<Ahead> = None;
         while job.next_chunk < job.chunks {
             if written >= limit {
                 return Ok(written);
@@ -93,8 +107,19 @@ impl ImportWorker {
                 return Ok(written);
             }
             let seq = job.next_chunk;
+            let current = match ahead.take() {
+                Some(a) if a.seq == seq => a,
+                _ => self.prepare(job, seq),
+            };
+            if seq + 1 < job.chunks {
+                ahead = Some(self.prepare(job, seq + 1));
+            }
             let lease_until = self.state.now_ms() + LEASE_MS;
-            match write_chunk(&self.state, job, seq, lease_until).await {
+            let outcome = match current.finish().await {
+                Ok(prepared) => process::write(&self.state, job, prepared, lease_until).await,
+                Err(e) => Err(e),
+            };
+            match outcome {
                 Ok(true) => {
                     job.next_chunk = seq + 1;
                     written += 1;
@@ -127,5 +152,23 @@ impl ImportWorker {
             "import completed"
         );
         Ok(written)
+    }
+}
+
+/// A chunk being prepared ahead of its write; dropping it stops the preparation.
+struct Ahead {
+    seq: i32,
+    task: tokio::task::JoinHandle<anyhow::Result<Prepared>>,
+}
+
+impl Ahead {
+    async fn finish(mut self) -> anyhow::Result<Prepared> {
+        (&mut self.task).await?
+    }
+}
+
+impl Drop for Ahead {
+    fn drop(&mut self) {
+        self.task.abort();
     }
 }

@@ -200,7 +200,9 @@ pub async fn create(
     )
     .await;
     let (row, identities) = match written {
-        Ok(mut w) => w.pop().ok_or_else(|| ApiError::not_found("Contact"))?,
+        Ok(mut w) => w.pop().ok_or_else(|| {
+            ApiError::Internal(anyhow::anyhow!("the contact writer wrote nothing"))
+        })?,
         Err(e) if is_unique_violation(&e) => {
             drop(txn);
             return Err(phone_conflict(state, org, item.fields.primary_phone.as_ref()).await);

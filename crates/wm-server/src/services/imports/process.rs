@@ -4,6 +4,9 @@
 //! written once or not at all, whatever crashes.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use uuid::Uuid;
 
 use wm_core::imports::{MAX_KEPT_ERRORS, update_from_row};
 use wm_core::validate::parse_value;
@@ -11,6 +14,7 @@ use wm_types::contacts::{CreateContact, TimelineKind};
 use wm_types::imports::{DedupeMode, ImportRowError};
 
 use super::upload::StoredRow;
+use crate::cache::OrgLookups;
 use crate::db::entities::{contact, contact_import};
 use crate::db::{self, contacts::fields_of};
 use crate::error::ApiError;
@@ -64,20 +68,30 @@ fn read_rows(stored: Vec<StoredRow>, tally: &mut Tally) -> Vec<Row> {
     rows
 }
 
-/// Writes the chunk `seq` of `job` and records the job's progress with it. `Ok(false)` when
-/// another worker had written it (the job moved on). `job` holds the new progress after a
-/// write.
-pub async fn write_chunk(
-    state: &AppState,
-    job: &mut contact_import::Model,
+/// A chunk read and put through the validator, the rules and the reference checks: what
+/// can be done before its write transaction (so the worker prepares the next chunk while the
+/// previous one is written).
+pub struct Prepared {
+    /// The chunk.
+    pub seq: i32,
+    read: usize,
+    rows: Vec<Row>,
+    tally: Tally,
+    l: Arc<OrgLookups>,
+}
+
+/// Prepares the chunk `seq` of the import `job` of `org`, uploaded by `user`.
+pub async fn prepare(
+    state: AppState,
+    job: Uuid,
+    org: Uuid,
+    user: Uuid,
     seq: i32,
-    lease_until: i64,
-) -> anyhow::Result<bool> {
-    let org = job.organization_id;
+) -> anyhow::Result<Prepared> {
     let conn = &state.db.conn;
-    let chunk = db::imports::chunk(conn, job.id, seq)
+    let chunk = db::imports::chunk(conn, job, seq)
         .await?
-        .ok_or_else(|| anyhow::anyhow!("chunk {seq} of import {} is missing", job.id))?;
+        .ok_or_else(|| anyhow::anyhow!("chunk {seq} of import {job} is missing"))?;
     let stored: Vec<StoredRow> = serde_json::from_str(&chunk.rows)?;
     let read = stored.len();
     let mut tally = Tally::default();
@@ -91,7 +105,7 @@ pub async fn write_chunk(
                 .filter_map(|r| r.planned.fields.lifecycle_stage_id),
             rows.iter()
                 .filter_map(|r| r.planned.fields.owner_id)
-                .chain([job.user_id]),
+                .chain([user]),
         )
         .await?;
     // After `covering`, an id the lookups do not know is not the organisation's.
@@ -114,6 +128,32 @@ pub async fn write_chunk(
             }
         })
         .collect();
+    Ok(Prepared {
+        seq,
+        read,
+        rows,
+        tally,
+        l,
+    })
+}
+
+/// Writes a prepared chunk of `job` and records the job's progress with it, in one
+/// transaction. `Ok(false)` when another worker had written it (the job moved on). `job`
+/// holds the new progress after a write.
+pub async fn write(
+    state: &AppState,
+    job: &mut contact_import::Model,
+    prepared: Prepared,
+    lease_until: i64,
+) -> anyhow::Result<bool> {
+    let Prepared {
+        seq,
+        read,
+        rows,
+        mut tally,
+        l,
+    } = prepared;
+    let org = job.organization_id;
     let by = l
         .users
         .get(&job.user_id)
@@ -201,7 +241,7 @@ enum Updated {
 async fn update_existing(
     state: &AppState,
     conn: &impl sea_orm::ConnectionTrait,
-    l: &crate::cache::OrgLookups,
+    l: &OrgLookups,
     by: &str,
     author: Author<'_>,
     before: &contact::Model,
