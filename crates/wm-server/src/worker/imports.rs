@@ -138,6 +138,9 @@ impl ImportWorker {
                             .await?;
                         return Ok(written);
                     }
+                    // A passing conflict or outage: wait a little before the next attempt.
+                    tokio::time::sleep(std::time::Duration::from_millis(500 * u64::from(failures)))
+                        .await;
                 }
             }
         }
