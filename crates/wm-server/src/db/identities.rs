@@ -23,6 +23,37 @@ pub async fn find(
         .await
 }
 
+/// The organisation's identities of `kind` among `external_ids` (joined as one JSON
+/// parameter on PostgreSQL, like [`super::contacts::with_phones`]).
+pub async fn with_external_ids(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    kind: ChannelType,
+    external_ids: &[&str],
+) -> Result<Vec<identity::Model>, DbErr> {
+    if external_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    if conn.get_database_backend() == sea_orm::DbBackend::Postgres {
+        let list = serde_json::to_string(external_ids).map_err(|e| DbErr::Custom(e.to_string()))?;
+        return identity::Entity::find()
+            .from_raw_sql(sea_orm::Statement::from_sql_and_values(
+                sea_orm::DbBackend::Postgres,
+                "SELECT i.* FROM contact_identities i \
+                 JOIN json_array_elements_text($3::json) AS p(ext) ON i.external_id = p.ext \
+                 WHERE i.organization_id = $1 AND i.channel_type = $2",
+                [org.into(), kind.as_str().into(), list.into()],
+            ))
+            .all(conn)
+            .await;
+    }
+    in_org::<identity::Entity>(org)
+        .filter(identity::Column::ChannelType.eq(kind.as_str()))
+        .filter(identity::Column::ExternalId.is_in(external_ids.iter().copied()))
+        .all(conn)
+        .await
+}
+
 /// Inserts an identity (the caller mirrors it on the contact row).
 #[allow(clippy::too_many_arguments)]
 pub async fn insert(

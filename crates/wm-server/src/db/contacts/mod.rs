@@ -101,6 +101,36 @@ pub async fn find_by_phone(
         .await
 }
 
+/// The organisation's contacts whose primary phone is one of `phones` (stored form). On
+/// PostgreSQL the phones are joined as one JSON parameter: an `IN` list of a thousand
+/// values is planned as a sequential scan, a join probes the index once per phone.
+pub async fn with_phones(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    phones: &[&str],
+) -> Result<Vec<contact::Model>, DbErr> {
+    if phones.is_empty() {
+        return Ok(Vec::new());
+    }
+    if conn.get_database_backend() == sea_orm::DbBackend::Postgres {
+        let list = serde_json::to_string(phones).map_err(|e| DbErr::Custom(e.to_string()))?;
+        return contact::Entity::find()
+            .from_raw_sql(sea_orm::Statement::from_sql_and_values(
+                sea_orm::DbBackend::Postgres,
+                "SELECT c.* FROM contacts c \
+                 JOIN json_array_elements_text($2::json) AS p(phone) ON c.primary_phone = p.phone \
+                 WHERE c.organization_id = $1",
+                [org.into(), list.into()],
+            ))
+            .all(conn)
+            .await;
+    }
+    in_org::<contact::Entity>(org)
+        .filter(contact::Column::PrimaryPhone.is_in(phones.iter().copied()))
+        .all(conn)
+        .await
+}
+
 /// Contacts of the organisation among `ids`.
 pub async fn find_many(
     conn: &impl ConnectionTrait,

@@ -109,15 +109,12 @@ pub async fn phone_holders(
     org: Uuid,
     phones: &[&Phone],
 ) -> ApiResult<HashMap<String, contact::Model>> {
-    use crate::db::entities::identity;
     let mut out = HashMap::new();
     if phones.is_empty() {
         return Ok(out);
     }
-    let by_phone = crate::db::tenant::in_org::<contact::Entity>(org)
-        .filter(contact::Column::PrimaryPhone.is_in(phones.iter().map(|p| p.as_str())))
-        .all(conn)
-        .await?;
+    let stored: Vec<&str> = phones.iter().map(|p| p.as_str()).collect();
+    let by_phone = db::contacts::with_phones(conn, org, &stored).await?;
     for c in by_phone {
         if let Some(p) = c.primary_phone.clone() {
             out.insert(p, c);
@@ -131,11 +128,9 @@ pub async fn phone_holders(
     if phone_of.is_empty() {
         return Ok(out);
     }
-    let idents = crate::db::tenant::in_org::<identity::Entity>(org)
-        .filter(identity::Column::ChannelType.eq(ChannelType::MessagingAppA.as_str()))
-        .filter(identity::Column::ExternalId.is_in(phone_of.keys().copied()))
-        .all(conn)
-        .await?;
+    let digits: Vec<&str> = phone_of.keys().copied().collect();
+    let idents =
+        db::identities::with_external_ids(conn, org, ChannelType::MessagingAppA, &digits).await?;
     let holders =
         db::contacts::find_many(conn, org, idents.iter().map(|i| i.contact_id).collect()).await?;
     for i in idents {
