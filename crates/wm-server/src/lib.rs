@@ -10,7 +10,8 @@
 //! (auth, validated JSON/query), [`auth`] (keys, middlewares), [`rate_limit`], [`listener`]
 //! (connection timeouts and caps), [`routes`]
 //! (one module per resource), [`admin`] (operator API), [`services`] (use cases),
-//! [`db`] (entities, migrations, queries), [`worker`] (webhook delivery), [`cache`], [`demo`],
+//! [`db`] (entities, migrations, queries), [`worker`] (campaigns, webhook deliveries,
+//! automations, contact imports), [`cache`], [`demo`],
 //! [`observe`] (request logs, metrics, readiness).
 //!
 //! A host app that mounts [`router`] runs the workers with [`worker::spawn_all`].

@@ -1,9 +1,9 @@
 //! Per-key rate limiting: "more than N requests in any 60 s answer 429", exactly.
 //!
 //! One process on SQLite keeps each key's window in memory ([`local`]). On PostgreSQL,
-//! where several replicas serve one key, the window lives in the database and each
-//! request is decided by one atomic statement ([`shared`]), so the limit holds whatever
-//! the number of replicas.
+//! where several replicas serve one key, the window lives in the database and replicas take
+//! small grants of admissions from it with one atomic statement each ([`shared`]), so the
+//! limit holds whatever the number of replicas.
 
 pub mod local;
 pub mod shared;
