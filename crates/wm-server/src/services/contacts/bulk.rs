@@ -8,7 +8,7 @@ use wm_core::contacts as rules;
 use wm_core::tags::{merge_tags, normalize_tags};
 use wm_types::contacts::{BulkResult, BulkUpdateContacts};
 
-use super::{Change, check_refs, record_change};
+use super::{Change, check_refs, record_change, record_saved};
 use crate::auth::AuthContext;
 use crate::db::{self, entities::contact};
 use crate::error::{ApiError, ApiResult};
@@ -113,18 +113,6 @@ pub async fn apply_automation_change(
         return Ok(());
     }
     let after = db::contacts::save(conn, before, fields, now).await?;
-    let org = before.organization_id;
-    let l = state
-        .lookups
-        .covering(
-            conn,
-            org,
-            [before.lifecycle_stage_id, after.lifecycle_stage_id]
-                .into_iter()
-                .flatten(),
-            after.owner_id,
-        )
-        .await?;
     let change = Change {
         before,
         after: &after,
@@ -132,5 +120,5 @@ pub async fn apply_automation_change(
         bulk: false,
         triggers: false,
     };
-    record_change(conn, by, change, &l, now).await
+    record_saved(conn, state, by, change, now).await
 }

@@ -93,17 +93,13 @@ async fn phone_holder(
     org: Uuid,
     phone: &Phone,
 ) -> ApiResult<Option<contact::Model>> {
-    if let Some(holder) = db::contacts::find_by_phone(conn, org, phone).await? {
-        return Ok(Some(holder));
-    }
-    match db::identities::find(conn, org, ChannelType::MessagingAppA, phone.digits()).await? {
-        Some(ident) => Ok(db::contacts::find(conn, org, ident.contact_id).await?),
-        None => Ok(None),
-    }
+    Ok(phone_holders(conn, org, &[phone])
+        .await?
+        .remove(phone.as_str()))
 }
 
 /// The contacts holding any of `phones` (as primary phone or MESSAGING_APP_A identity),
-/// by phone (its `as_str`): [`phone_holder`] for a whole import chunk in three queries.
+/// by phone (its `as_str`), in three queries whatever their number (an import chunk's).
 pub async fn phone_holders(
     conn: &impl ConnectionTrait,
     org: Uuid,
@@ -224,6 +220,31 @@ async fn record_change(
     }
     db::outbox::push(conn, org, EventKind::ContactUpdated, &data, now).await?;
     Ok(())
+}
+
+/// [`record_change`] for one saved contact, with lookups that know the stages and owner
+/// involved. Called inside the write transaction, so a reload uses it (an in-memory SQLite
+/// pool has one connection, which the transaction holds).
+async fn record_saved(
+    conn: &impl ConnectionTrait,
+    state: &AppState,
+    by: &str,
+    change: Change<'_>,
+    now: i64,
+) -> ApiResult<()> {
+    let (before, after) = (change.before, change.after);
+    let l = state
+        .lookups
+        .covering(
+            conn,
+            after.organization_id,
+            [before.lifecycle_stage_id, after.lifecycle_stage_id]
+                .into_iter()
+                .flatten(),
+            after.owner_id,
+        )
+        .await?;
+    record_change(conn, by, change, &l, now).await
 }
 
 async fn detail(state: &AppState, org: Uuid, row: &contact::Model) -> ApiResult<Contact> {

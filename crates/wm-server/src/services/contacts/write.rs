@@ -11,7 +11,7 @@ use wm_types::events::EventKind;
 
 use super::{
     Change, check_refs, detail, event_data, load, phone_conflict, phone_exists, phone_holder,
-    record_change,
+    record_saved,
 };
 use crate::auth::AuthContext;
 use crate::cache::OrgLookups;
@@ -318,19 +318,6 @@ pub async fn save_change(
         .await?;
         db::contacts::refresh_identities(conn, org, id).await?;
     }
-    // Inside the write transaction: a reload must use it (an in-memory SQLite pool has one
-    // connection, which the transaction holds).
-    let l = state
-        .lookups
-        .covering(
-            conn,
-            org,
-            [before.lifecycle_stage_id, after.lifecycle_stage_id]
-                .into_iter()
-                .flatten(),
-            after.owner_id,
-        )
-        .await?;
     let change = Change {
         before,
         after: &after,
@@ -338,7 +325,7 @@ pub async fn save_change(
         bulk: false,
         triggers: true,
     };
-    record_change(conn, by, change, &l, now).await?;
+    record_saved(conn, state, by, change, now).await?;
     Ok(if add_identity.is_some() {
         load(conn, org, id).await?
     } else {
