@@ -95,11 +95,7 @@ async fn json_body<S: Send + Sync>(req: Request, state: &S) -> Result<serde_json
         .map(|v| v.to_str().map(str::to_owned).unwrap_or_default());
     let bytes = Bytes::from_request(req, state).await.map_err(|e| {
         if is_timeout(&e) {
-            ApiError::business(
-                StatusCode::REQUEST_TIMEOUT,
-                None,
-                "The request body did not arrive in time.",
-            )
+            body_timeout()
         } else {
             ApiError::invalid(format!("request body could not be read: {e}"))
         }
@@ -118,8 +114,17 @@ async fn json_body<S: Send + Sync>(req: Request, state: &S) -> Result<serde_json
         .map_err(|e| ApiError::invalid(format!("request body is not valid JSON: {e}")))
 }
 
+/// The 408 of a body that missed the request-body deadline.
+pub fn body_timeout() -> ApiError {
+    ApiError::business(
+        StatusCode::REQUEST_TIMEOUT,
+        None,
+        "The request body did not arrive in time.",
+    )
+}
+
 /// Whether a body-read failure was the request-body timeout (tower-http's `TimeoutBody`).
-fn is_timeout(e: &axum::extract::rejection::BytesRejection) -> bool {
+pub fn is_timeout(e: &(dyn std::error::Error + 'static)) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = source {
         if err.is::<tower_http::timeout::TimeoutError>() {

@@ -114,16 +114,8 @@ fn multipart_error(e: &MultipartError) -> ApiError {
             format!("The upload is larger than {MAX_IMPORT_BYTES} bytes."),
         );
     }
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = source {
-        if err.is::<tower_http::timeout::TimeoutError>() {
-            return ApiError::business(
-                StatusCode::REQUEST_TIMEOUT,
-                None,
-                "The request body did not arrive in time.",
-            );
-        }
-        source = err.source();
+    if crate::extract::is_timeout(e) {
+        return crate::extract::body_timeout();
     }
     ApiError::invalid(format!(
         "the multipart body could not be read: {}",
