@@ -1,7 +1,7 @@
 //! Channel identities of contacts.
 
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder,
 };
 use uuid::Uuid;
 use wm_types::enums::ChannelType;
@@ -86,17 +86,9 @@ pub async fn insert_many(
     rows: &[identity::Model],
 ) -> Result<(), DbErr> {
     for batch in rows.chunks(super::contacts::INSERT_BATCH) {
-        identity::Entity::insert_many(batch.iter().map(|m| identity::ActiveModel {
-            id: Set(m.id),
-            organization_id: Set(m.organization_id),
-            contact_id: Set(m.contact_id),
-            channel_id: Set(m.channel_id),
-            channel_type: Set(m.channel_type.clone()),
-            external_id: Set(m.external_id.clone()),
-            created_at: Set(m.created_at),
-        }))
-        .exec_without_returning(conn)
-        .await?;
+        identity::Entity::insert_many(batch.iter().map(|m| m.clone().into_active_model()))
+            .exec_without_returning(conn)
+            .await?;
     }
     Ok(())
 }

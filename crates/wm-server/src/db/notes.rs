@@ -1,8 +1,8 @@
 //! Contact notes.
 
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect,
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
 
@@ -44,16 +44,9 @@ pub async fn insert_many(
         })
         .collect();
     for batch in models.chunks(super::contacts::INSERT_BATCH) {
-        note::Entity::insert_many(batch.iter().map(|m| note::ActiveModel {
-            id: Set(m.id),
-            organization_id: Set(m.organization_id),
-            contact_id: Set(m.contact_id),
-            author_id: Set(m.author_id),
-            body: Set(m.body.clone()),
-            created_at: Set(m.created_at),
-        }))
-        .exec_without_returning(conn)
-        .await?;
+        note::Entity::insert_many(batch.iter().map(|m| m.clone().into_active_model()))
+            .exec_without_returning(conn)
+            .await?;
     }
     Ok(models)
 }
