@@ -49,7 +49,8 @@ async fn serve_router(router: axum::Router) -> String {
 }
 
 /// A client on `base` with `key`; no retries, so every answer is the server's first.
-fn client(base: &str, key: &str) -> Client {
+/// A client of `base` with `key`, without retries (tests see every answer).
+pub fn client(base: &str, key: &str) -> Client {
     Client::builder()
         .base_url(base)
         .api_key(key)

@@ -37,14 +37,18 @@ fn multipart(options: Option<&Value>, file: Option<(&str, &str, &[u8])>) -> Vec<
 }
 
 async fn upload_raw(org: &Org<'_>, content_type: &str, body: Vec<u8>) -> Resp {
+    upload_with_key(org.app, &org.key, content_type, body).await
+}
+
+async fn upload_with_key(app: &TestApp, key: &str, content_type: &str, body: Vec<u8>) -> Resp {
     let req = Request::builder()
         .method(Method::POST)
         .uri("/api/v1/contacts/imports")
-        .header("authorization", format!("Bearer {}", org.key))
+        .header("authorization", format!("Bearer {key}"))
         .header("content-type", content_type)
         .body(Body::from(body))
         .expect("request");
-    org.app.send(req).await
+    app.send(req).await
 }
 
 async fn upload(org: &Org<'_>, options: Option<Value>, file: (&str, &str, &[u8])) -> Resp {
@@ -358,20 +362,14 @@ async fn bad_uploads_are_refused_with_a_clear_4xx_and_leave_nothing_behind() {
     assert_eq!(r.status, 400);
     assert!(r.messages()[0].starts_with("no column of the file's header"));
     let reader = org.key_with(&["contacts:read"]).await;
-    let req = Request::builder()
-        .method(Method::POST)
-        .uri("/api/v1/contacts/imports")
-        .header("authorization", format!("Bearer {reader}"))
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={BOUNDARY}"),
-        )
-        .body(Body::from(multipart(
-            None,
-            Some(("a.csv", "text/csv", csv)),
-        )))
-        .expect("request");
-    assert_eq!(app.send(req).await.status, 403);
+    let refused = upload_with_key(
+        &app,
+        &reader,
+        &format!("multipart/form-data; boundary={BOUNDARY}"),
+        multipart(None, Some(("a.csv", "text/csv", csv))),
+    )
+    .await;
+    assert_eq!(refused.status, 403);
     org.get(&format!("/contacts/imports/{}", uuid::Uuid::now_v7()))
         .await
         .assert_error(404, None);
@@ -406,12 +404,7 @@ async fn the_client_uploads_a_file_and_waits_for_its_job_through_a_real_server()
     let base = app.listen().await;
     let cancel = tokio_util::sync::CancellationToken::new();
     let worker = tokio::spawn(ImportWorker::new(app.state.clone()).run(cancel.clone()));
-    let client = wm_client::Client::builder()
-        .base_url(&base)
-        .api_key(&org.key)
-        .max_retries(0)
-        .build()
-        .expect("client");
+    let client = crate::client_e2e::client(&base, &org.key);
     let job = client
         .imports()
         .upload(
