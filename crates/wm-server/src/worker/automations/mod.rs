@@ -13,22 +13,18 @@ use sea_orm::{
 use tracing::Instrument;
 use uuid::Uuid;
 use wm_core::automations::{ContactFacts, FAILURES_TO_PAUSE, condition_holds};
-use wm_core::messaging::messageable;
-use wm_core::phone::Phone;
-use wm_core::provider::{OutboundMessage, SendError};
 use wm_types::Timestamp;
 use wm_types::automations::{AutomationStatus, RunStep, Step, StepKind, StepType, TriggerType};
-use wm_types::campaigns::{LedgerKind, TemplateCategory, TemplateStatus};
 use wm_types::enums::{ChannelType, RecipientStatus};
 
-use crate::db::entities::{
-    automation, automation_run, contact, identity, organization, phone_number, recipient, template,
-};
+use crate::db::entities::{automation, automation_run, contact, identity, recipient};
 use crate::observe::health::{Worker, pass};
-use crate::observe::metrics::{self, Source};
+use crate::observe::metrics;
 use crate::services::automations::{WAITING, enqueue};
-use crate::services::{contacts, sending, wallet};
+use crate::services::contacts;
 use crate::state::AppState;
+
+mod send;
 
 const LEASE_MS: i64 = 15_000;
 const DAY_MS: i64 = 86_400_000;
@@ -372,132 +368,6 @@ impl AutomationWorker {
             .await
             .map_err(|e| err(e.to_string()))?;
         txn.commit().await.map_err(|e| e.to_string())
-    }
-
-    async fn send_template(
-        &self,
-        run: &automation_run::Model,
-        a: &automation::Model,
-        index: usize,
-        c: &contact::Model,
-        name: &str,
-        log: &mut Vec<RunStep>,
-    ) -> Result<Acted, String> {
-        let conn = &self.state.db.conn;
-        let db = |e: sea_orm::DbErr| e.to_string();
-        let phone = match messageable(c.opted_out, c.consent_given, c.primary_phone.clone()) {
-            Ok(phone) => phone,
-            Err(why) => return Ok(Acted::Skipped(why.reason().into())),
-        };
-        let org = c.organization_id;
-        let tpl = template::Entity::find()
-            .filter(template::Column::OrganizationId.eq(org))
-            .filter(template::Column::Name.eq(name.trim()))
-            .filter(template::Column::Status.eq(TemplateStatus::Approved.as_str()))
-            .one(conn)
-            .await
-            .map_err(db)?
-            .ok_or_else(|| format!("no APPROVED template named {name}"))?;
-        let sender = phone_number::Entity::find()
-            .filter(phone_number::Column::OrganizationId.eq(org))
-            .order_by_asc(phone_number::Column::CreatedAt)
-            .one(conn)
-            .await
-            .map_err(db)?
-            .ok_or("the organization has no sender number")?;
-        let o = organization::Entity::find_by_id(org)
-            .one(conn)
-            .await
-            .map_err(db)?
-            .ok_or("organization missing")?;
-        let category =
-            TemplateCategory::parse(&tpl.category).unwrap_or(TemplateCategory::Marketing);
-        let price = sending::rate_card(&o)
-            .market_for(&Phone::from_stored(phone.clone()))
-            .map(|m| m.price(category))
-            .ok_or("unpriceable destination: the number has no known market")?;
-        // Charged once: the charge and its mark in the run's log are one transaction.
-        let charged = log
-            .iter()
-            .any(|s| s.index as usize == index && s.outcome == "charged");
-        if !charged {
-            let now = self.state.now_ms();
-            let txn = self.state.db.write().await.map_err(db)?;
-            let what = format!("Automation \"{}\": template {}", a.name, tpl.name);
-            if !wallet::charge(&*txn, org, price, None, &what, now)
-                .await
-                .map_err(db)?
-            {
-                return Err("Saldo insuficiente en la wallet.".into());
-            }
-            log.push(RunStep {
-                index: index as u32,
-                step_type: StepType::Action,
-                kind: StepKind::SendTemplate,
-                outcome: "charged".into(),
-                detail: Some(format!("{}", price.to_decimal())),
-                at: Timestamp::from_millis(now),
-            });
-            automation_run::Entity::update_many()
-                .col_expr(
-                    automation_run::Column::StepsLog,
-                    Expr::val(serde_json::to_string(&*log).unwrap_or_default()),
-                )
-                .filter(automation_run::Column::Id.eq(run.id))
-                .exec(&*txn)
-                .await
-                .map_err(db)?;
-            txn.commit().await.map_err(db)?;
-        }
-        let provider = self.state.provider.name();
-        let message = OutboundMessage {
-            correlation_id: format!("{}:{index}", run.id),
-            from: sender.number_e164.clone(),
-            account: crate::worker::dispatch::account(&self.state, &sender),
-            to: phone.clone(),
-            template: tpl.name.clone(),
-            language: tpl.language.clone(),
-            parameters: Vec::new(),
-            body: tpl.body_text.clone(),
-        };
-        let own_mps = sender.mps.and_then(|n| u32::try_from(n).ok());
-        self.state
-            .pacer
-            .wait(sender.id, own_mps)
-            .await
-            .map_err(db)?;
-        match self.state.provider.send(&message).await {
-            Ok(id) => {
-                metrics::messages_sent(provider, Source::Automation, 1);
-                Ok(Acted::Sent(
-                    price.0,
-                    format!("template {} (message {id})", tpl.name),
-                ))
-            }
-            // Maybe sent: kept charged, never re-sent.
-            Err(SendError::Ambiguous(reason)) => {
-                metrics::messages_failed(provider, Source::Automation, "ambiguous", 1);
-                Err(format!("outcome unknown: {reason}"))
-            }
-            Err(e) => {
-                let (class, reason) = match e {
-                    SendError::Rejected { reason, .. } => ("rejected", reason),
-                    SendError::RetryLater(reason) => ("unavailable", reason),
-                    SendError::Paused { reason, .. } => ("paused", reason),
-                    SendError::Ambiguous(reason) => ("ambiguous", reason),
-                };
-                metrics::messages_failed(provider, Source::Automation, class, 1);
-                metrics::messages_refunded(provider, Source::Automation, usize::from(price.0 > 0));
-                let now = self.state.now_ms();
-                let txn = self.state.db.write().await.map_err(db)?;
-                let what = format!("Automation \"{}\": refund of a rejected message", a.name);
-                wallet::credit(&*txn, org, LedgerKind::Refund, price, None, &what, now)
-                    .await
-                    .map_err(db)?;
-                txn.commit().await.map_err(db)?;
-                Err(reason)
-            }
-        }
     }
 
     async fn save_wait(
