@@ -1,8 +1,6 @@
 //! Automation rules: request schemas, the validation of a definition (trigger settings and
 //! step kinds), their wording, and the evaluation of conditions.
 
-use std::sync::LazyLock;
-
 use serde_json::{Map, Value};
 use wm_types::automations::{
     CreateAutomation, ListAutomationsQuery, LogsQuery, Step, StepKind, StepType, TriggerType,
@@ -10,118 +8,21 @@ use wm_types::automations::{
 };
 use wm_types::enums::ChannelType;
 
-use crate::validate::kinds::*;
-use crate::validate::{Kind, Schema, Validated, with_paging};
+use crate::validate::validated;
 
 /// Consecutive failed runs that pause an automation.
 pub const FAILURES_TO_PAUSE: i32 = 5;
-/// Most steps in an automation.
-pub const MAX_STEPS: usize = 20;
+/// Most steps in an automation (declared with the wire type).
+pub use wm_types::automations::MAX_STEPS;
 /// Longest wait, in minutes (30 days).
 pub const MAX_WAIT_MINUTES: i64 = 43_200;
 
-fn step_schema() -> Kind {
-    object(
-        Schema::new()
-            .required(
-                "type",
-                one_of(&wm_types::automations::StepType::wire_values()),
-            )
-            .required(
-                "config",
-                object(
-                    Schema::new()
-                        .required("kind", one_of(&StepKind::wire_values()))
-                        .required(
-                            "value",
-                            Kind::Custom(|v| {
-                                (v.is_null()).then(|| "should not be empty".to_owned())
-                            }),
-                        ),
-                ),
-            ),
-    )
-}
-
-fn object_kind() -> Kind {
-    Kind::Custom(|v| (!v.is_object()).then(|| "must be an object".to_owned()))
-}
-
-/// 1 to [`MAX_STEPS`] steps, each checked on its own.
-fn steps_kind() -> Kind {
-    Kind::Array {
-        item: Box::new(step_schema()),
-        min: Some(1),
-        max: Some(MAX_STEPS),
-    }
-}
-
-static CREATE: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new()
-        .required("name", string_len(1, 120))
-        .optional(
-            "status",
-            one_of(&wm_types::automations::AutomationStatus::wire_values()),
-        )
-        .required("triggerType", one_of(&TriggerType::wire_values()))
-        .optional("triggerConfig", object_kind())
-        .required("steps", steps_kind())
-        .optional("templateKey", string_max(120))
-        .required("createdByUserId", Kind::Uuid)
-});
-static UPDATE: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new()
-        .optional_not_null("name", string_len(1, 120))
-        .optional_not_null(
-            "status",
-            one_of(&wm_types::automations::AutomationStatus::wire_values()),
-        )
-        .optional_not_null("triggerType", one_of(&TriggerType::wire_values()))
-        .optional_not_null("triggerConfig", object_kind())
-        .optional_not_null("steps", steps_kind())
-        .optional("templateKey", string_max(120))
-});
-static LIST: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new()
-        .optional("tab", one_of(&["all", "active", "paused", "drafts"]))
-        .optional("trigger", one_of(&TriggerType::wire_values()))
-        .optional("q", string_max(120))
-        .optional("includeArchived", one_of(&["true", "false"]))
-});
-static LOGS: LazyLock<Schema> = LazyLock::new(|| {
-    with_paging(Schema::new()).optional(
-        "result",
-        one_of(&[
-            "all",
-            "completed",
-            "waiting",
-            "condition",
-            "skipped",
-            "failed",
-        ]),
-    )
-});
-
-impl Validated for CreateAutomation {
-    fn schema() -> &'static Schema {
-        &CREATE
-    }
-}
-impl Validated for UpdateAutomation {
-    fn schema() -> &'static Schema {
-        &UPDATE
-    }
-}
-impl Validated for ListAutomationsQuery {
-    fn schema() -> &'static Schema {
-        &LIST
-    }
-}
-impl Validated for LogsQuery {
-    fn schema() -> &'static Schema {
-        &LOGS
-    }
-}
+validated!(
+    CreateAutomation,
+    UpdateAutomation,
+    ListAutomationsQuery,
+    LogsQuery,
+);
 
 /// Checks a trigger's settings and every step (kind fits type, value fits kind).
 pub fn check_definition(

@@ -1,181 +1,36 @@
 //! Campaign rules: the validation schemas of the campaign, wallet and operator bodies, the
 //! audience source, the send plan, and the campaign state machine as one pure function.
 
-use std::sync::LazyLock;
-
 use chrono::{DateTime, Duration, Utc};
-use serde_json::Value;
 use uuid::Uuid;
 use wm_types::campaigns::{
     Audience, CampaignStatus, CreateCampaign, CreatePhoneNumber, CreateTemplate, Inbound,
-    ListCampaignsQuery, ProviderEvent, QualityRating, RecipientsQuery, STOP_INSUFFICIENT_BALANCE,
-    SendCampaign, TemplateCategory, TemplateStatus, TopUp, UpdatePhoneNumber,
+    ListCampaignsQuery, ProviderEvent, RecipientsQuery, STOP_INSUFFICIENT_BALANCE, SendCampaign,
+    TopUp, UpdatePhoneNumber,
 };
-use wm_types::enums::ChannelType;
 
-use crate::validate::kinds::*;
-use crate::validate::{Kind, Schema, Validated, with_paging};
+use crate::validate::validated;
 
-/// Shortest campaign name.
-pub const MIN_NAME: usize = 2;
-/// Longest campaign name.
-pub const MAX_NAME: usize = 200;
-/// Most contacts in one audience request.
-pub const MAX_CONTACT_IDS: usize = 20_000;
-/// Longest audience tag.
-pub const MAX_TAG: usize = 60;
-/// Longest campaign search text.
-pub const MAX_SEARCH: usize = 100;
-/// Staggered batch size bounds.
-pub const BATCH_SIZE: (i64, i64) = (10, 5000);
-/// Staggered batch interval bounds, in minutes.
-pub const BATCH_INTERVAL_MIN: (i64, i64) = (1, 1440);
+/// The limits of campaign requests, declared on the wire types.
+pub use wm_types::campaigns::{
+    BATCH_INTERVAL_MIN, BATCH_SIZE, MAX_CONTACT_IDS, MAX_NAME, MAX_SEARCH, MAX_TAG, MIN_NAME, MPS,
+};
 /// How far ahead a scheduled start must be.
 pub const MIN_SCHEDULE_AHEAD_SECS: i64 = 60;
 
-/// The values of `when` in a send body.
-pub const WHEN: [&str; 3] = ["now", "scheduled", "staggered"];
-/// The campaign list tabs.
-pub const TABS: [&str; 6] = [
-    "all",
-    "sending",
-    "scheduled",
-    "drafts",
-    "errors",
-    "finished",
-];
-/// The recipient list filters.
-pub const RECIPIENT_FILTERS: [&str; 6] =
-    ["all", "delivered", "read", "replied", "failed", "pending"];
-/// The statuses a provider event may report.
-pub const PROVIDER_STATUSES: [&str; 3] = ["DELIVERED", "READ", "FAILED"];
-
-macro_rules! schema {
-    ($ty:ty, $name:ident, $build:expr) => {
-        static $name: LazyLock<Schema> = LazyLock::new(|| $build);
-        impl Validated for $ty {
-            fn schema() -> &'static Schema {
-                &$name
-            }
-        }
-    };
-}
-
-fn object_kind() -> Kind {
-    Kind::Custom(|v| match v {
-        Value::Object(_) => None,
-        _ => Some("must be an object".to_owned()),
-    })
-}
-
-schema!(
+validated!(
     CreateCampaign,
-    CREATE,
-    Schema::new()
-        .required("name", string_len(MIN_NAME, MAX_NAME))
-        .required("phoneNumberId", Kind::Uuid)
-        .required("templateId", Kind::Uuid)
-        .optional("scheduledAt", Kind::DateTime)
-        .optional("variables", object_kind())
-);
-schema!(
     Audience,
-    AUDIENCE,
-    Schema::new()
-        .optional("contactIds", array(Kind::Uuid, Some(MAX_CONTACT_IDS)))
-        .optional("lifecycleStageId", Kind::Uuid)
-        .optional("tag", string_max(MAX_TAG))
-        .optional("all", Kind::Bool)
-);
-schema!(
     SendCampaign,
-    SEND,
-    Schema::new()
-        .optional("when", one_of(&WHEN))
-        .optional("scheduledAt", Kind::DateTime)
-        .optional("batchSize", int(Some(BATCH_SIZE.0), Some(BATCH_SIZE.1)))
-        .optional(
-            "batchIntervalMin",
-            int(Some(BATCH_INTERVAL_MIN.0), Some(BATCH_INTERVAL_MIN.1))
-        )
-);
-schema!(
     ListCampaignsQuery,
-    LIST,
-    with_paging(Schema::new())
-        .optional("tab", one_of(&TABS))
-        .optional("category", one_of(&TemplateCategory::wire_values()))
-        .optional("phoneNumberId", Kind::Uuid)
-        .optional("q", string_max(MAX_SEARCH))
-        .optional("days", int(Some(1), Some(365)))
-);
-schema!(
     RecipientsQuery,
-    RECIPIENTS,
-    with_paging(Schema::new()).optional("filter", one_of(&RECIPIENT_FILTERS))
-);
-/// Messages per second a number may be paced at (the Cloud API's ceiling is 1,000).
-pub const MPS: (i64, i64) = (1, 1000);
-
-schema!(
     CreatePhoneNumber,
-    PHONE_NUMBER,
-    Schema::new()
-        .required("numberE164", Kind::Phone)
-        .required("displayName", string_len(1, 100))
-        .optional("qualityRating", one_of(&QualityRating::wire_values()))
-        .optional("platformPhoneNumberId", string_len(1, 64))
-        .optional("wabaId", string_len(1, 64))
-        .optional("accessToken", string_len(1, 4096))
-        .optional("mps", int(Some(MPS.0), Some(MPS.1)))
-);
-schema!(
     UpdatePhoneNumber,
-    UPDATE_PHONE_NUMBER,
-    Schema::new()
-        .optional_not_null("displayName", string_len(1, 100))
-        .optional_not_null("qualityRating", one_of(&QualityRating::wire_values()))
-        .optional("platformPhoneNumberId", string_len(1, 64))
-        .optional("wabaId", string_len(1, 64))
-        .optional("accessToken", string_len(1, 4096))
-        .optional("mps", int(Some(MPS.0), Some(MPS.1)))
-);
-schema!(
     CreateTemplate,
-    TEMPLATE,
-    Schema::new()
-        .required("name", string_len(1, 100))
-        .required("category", one_of(&TemplateCategory::wire_values()))
-        .required("language", string_len(2, 15))
-        .required("bodyText", string_len(1, 1024))
-        .optional("status", one_of(&TemplateStatus::wire_values()))
-);
-schema!(
     TopUp,
-    TOP_UP,
-    Schema::new().required(
-        "amount",
-        Kind::Number {
-            min: Some(0.000001),
-            max: Some(1e9)
-        }
-    )
-);
-schema!(
     ProviderEvent,
-    PROVIDER_EVENT,
-    Schema::new()
-        .required("providerMessageId", string_len(1, 200))
-        .required("status", one_of(&PROVIDER_STATUSES))
-        .optional("error", string_max(500))
-);
-schema!(
     Inbound,
-    INBOUND,
-    Schema::new()
-        .required("channelType", one_of(&ChannelType::wire_values()))
-        .required("externalId", text(Some(255)))
-        .optional("fullName", string_max(crate::contacts::MAX_NAME))
+    wm_types::campaigns::SetRates,
 );
 
 /// Where an audience comes from.
@@ -472,52 +327,15 @@ pub fn transition(
     }
 }
 
-static SET_RATES: LazyLock<Schema> = LazyLock::new(|| {
-    let money = || Kind::Number {
-        min: Some(0.0),
-        max: Some(1000.0),
-    };
-    Schema::new().required(
-        "markets",
-        Kind::Array {
-            item: Box::new(object(
-                Schema::new()
-                    .required("market", string_len(2, 20))
-                    .required("label", string_len(1, 100))
-                    .required("marketing", money())
-                    .required("utility", money())
-                    .required("authentication", money())
-                    .required(
-                        "effectiveFrom",
-                        Kind::Custom(|v| {
-                            match v
-                                .as_str()
-                                .map(|s| chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d"))
-                            {
-                                Some(Ok(_)) => None,
-                                _ => Some("must be a date (YYYY-MM-DD)".to_owned()),
-                            }
-                        }),
-                    ),
-            )),
-            min: None,
-            max: Some(500),
-        },
-    )
-});
-
-impl Validated for wm_types::campaigns::SetRates {
-    fn schema() -> &'static Schema {
-        &SET_RATES
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::validate::Validated;
     use chrono::TimeZone;
+    use serde_json::Value;
     use serde_json::json;
     use wm_types::Timestamp;
+    use wm_types::enums::ChannelType;
 
     fn errors<T: Validated>(v: Value) -> Vec<String> {
         let mut v = v;

@@ -1,185 +1,32 @@
 //! Contact rules: the validation schemas of every contact request and the pure functions that
 //! turn a request into the contact's new fields and the names of what changed.
 
-use std::sync::LazyLock;
-
 use uuid::Uuid;
 use wm_types::Timestamp;
 use wm_types::contacts::{
     BulkUpdateContacts, Consent, CreateContact, CreateIdentity, CreateNote, ListContactsQuery,
     TimelineQuery, UpdateContact,
 };
-use wm_types::enums::{ChannelType, ConsentHow, ContactSource};
+use wm_types::enums::{ChannelType, ContactSource};
 
 use crate::phone::Phone;
 use crate::tags::normalize_tags;
-use crate::validate::kinds::*;
-use crate::validate::{Kind, Schema, Validated, with_paging};
+use crate::validate::validated;
 
-/// Longest name or company.
-pub const MAX_NAME: usize = 160;
-/// Longest phone as typed.
-pub const MAX_PHONE: usize = 32;
-/// Most tags on a contact.
-pub const MAX_TAGS: usize = 50;
-/// Longest first note.
-pub const MAX_NOTE: usize = 4000;
-/// Most ids in a bulk update or an `ids` filter.
-pub const MAX_IDS: usize = 500;
-/// Most tags added by one bulk update.
-pub const MAX_ADD_TAGS: usize = 20;
-/// Longest search text.
-pub const MAX_SEARCH: usize = 120;
+/// The limits of contact requests, declared on the wire types.
+pub use wm_types::contacts::{
+    MAX_ADD_TAGS, MAX_IDS, MAX_NAME, MAX_NOTE, MAX_PHONE, MAX_SEARCH, MAX_TAGS,
+};
 
-fn consent_schema() -> Schema {
-    Schema::new()
-        .required("given", Kind::Bool)
-        .optional("at", Kind::DateTime)
-        .optional("how", one_of(&ConsentHow::wire_values()))
-}
-
-fn phone_kind() -> Kind {
-    Kind::Custom(|v| match v.as_str() {
-        Some(s) if s.chars().count() > MAX_PHONE => Some(format!(
-            "must be shorter than or equal to {MAX_PHONE} characters"
-        )),
-        Some(s) if Phone::parse(s).is_ok() => None,
-        _ => Some(
-            "must be a phone number in international format (+ followed by 6 to 15 digits)"
-                .to_owned(),
-        ),
-    })
-}
-
-/// The fields POST and PATCH share; `nullable` says whether `null` clears a field.
-fn contact_fields(patch: bool) -> Schema {
-    let s = Schema::new();
-    let opt = |s: Schema, name, kind| {
-        if patch {
-            s.optional_not_null(name, kind)
-        } else {
-            s.optional(name, kind)
-        }
-    };
-    let s = s
-        .optional("fullName", string_max(MAX_NAME))
-        .optional("primaryPhone", phone_kind())
-        .optional("primaryEmail", Kind::Email)
-        .optional("company", string_max(MAX_NAME))
-        .optional("country", string_max(2))
-        .optional("lifecycleStageId", Kind::Uuid)
-        .optional("ownerId", Kind::Uuid);
-    let s = opt(s, "source", one_of(&ContactSource::wire_values()));
-    let s = opt(s, "optedOut", Kind::Bool);
-    let s = opt(s, "consent", object(consent_schema()));
-    opt(
-        s,
-        "tags",
-        array(string_max(crate::tags::MAX_TAG_LEN), Some(MAX_TAGS)),
-    )
-}
-
-static CREATE: LazyLock<Schema> =
-    LazyLock::new(|| contact_fields(false).optional("note", string_max(MAX_NOTE)));
-static UPDATE: LazyLock<Schema> = LazyLock::new(|| contact_fields(true));
-static BULK: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new()
-        .required("ids", array(Kind::Uuid, Some(MAX_IDS)))
-        .optional_not_null("lifecycleStageId", Kind::Uuid)
-        .optional_not_null(
-            "addTags",
-            array(string_max(crate::tags::MAX_TAG_LEN), Some(MAX_ADD_TAGS)),
-        )
-        .optional("ownerId", Kind::Uuid)
-});
-static IDENTITY: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new()
-        .required("channelType", one_of(&ChannelType::wire_values()))
-        .required("externalId", text(Some(255)))
-});
-static NOTE: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new().required(
-        "body",
-        Kind::Str {
-            min: Some(1),
-            max: None,
-            not_blank: true,
-        },
-    )
-});
-static LIST: LazyLock<Schema> = LazyLock::new(|| {
-    with_paging(Schema::new())
-        .optional(
-            "tab",
-            one_of(&[
-                "all",
-                "leads",
-                "in_progress",
-                "customers",
-                "inactive",
-                "no_consent",
-            ]),
-        )
-        .optional("lifecycleStageId", Kind::Uuid)
-        .optional(
-            "ownerId",
-            Kind::Custom(|v| match v.as_str() {
-                Some("none") => None,
-                Some(s) if crate::validate::is_uuid(s) && s == s.to_lowercase() => None,
-                _ => Some("must be the word none or a lowercase UUID".to_owned()),
-            }),
-        )
-        .optional("source", one_of(&ContactSource::wire_values()))
-        .optional("channelType", one_of(&ChannelType::wire_values()))
-        .optional("tag", string_max(crate::tags::MAX_TAG_LEN))
-        .optional("q", string_max(MAX_SEARCH))
-        .optional("search", string_max(MAX_SEARCH))
-        .optional("days", Kind::IntOneOf(vec![7, 30, 90]))
-        .optional("ids", array(Kind::Uuid, Some(MAX_IDS)))
-        .list_param("ids")
-});
-static TIMELINE: LazyLock<Schema> = LazyLock::new(|| {
-    with_paging(Schema::new()).optional(
-        "type",
-        one_of(&["all", "conversations", "campaigns", "notes"]),
-    )
-});
-
-impl Validated for CreateContact {
-    fn schema() -> &'static Schema {
-        &CREATE
-    }
-}
-impl Validated for UpdateContact {
-    fn schema() -> &'static Schema {
-        &UPDATE
-    }
-}
-impl Validated for BulkUpdateContacts {
-    fn schema() -> &'static Schema {
-        &BULK
-    }
-}
-impl Validated for CreateIdentity {
-    fn schema() -> &'static Schema {
-        &IDENTITY
-    }
-}
-impl Validated for CreateNote {
-    fn schema() -> &'static Schema {
-        &NOTE
-    }
-}
-impl Validated for ListContactsQuery {
-    fn schema() -> &'static Schema {
-        &LIST
-    }
-}
-impl Validated for TimelineQuery {
-    fn schema() -> &'static Schema {
-        &TIMELINE
-    }
-}
+validated!(
+    CreateContact,
+    UpdateContact,
+    BulkUpdateContacts,
+    CreateIdentity,
+    CreateNote,
+    ListContactsQuery,
+    TimelineQuery,
+);
 
 /// The stored fields of a contact, already normalised.
 #[derive(Debug, Clone, PartialEq)]
@@ -372,6 +219,7 @@ pub fn consent_at(c: &Consent) -> Option<Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::validate::Validated;
     use serde_json::json;
 
     fn create(v: serde_json::Value) -> Result<CreateContact, Vec<String>> {

@@ -3,17 +3,15 @@
 //! runs through that route's validator and rules), and what an `UPDATE` row changes.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 use wm_types::contacts::{CreateContact, UpdateContact};
 use wm_types::enums::ContactSource;
-use wm_types::imports::{DedupeMode, ImportFormat, ImportOptions};
+use wm_types::imports::{ImportFormat, ImportOptions};
 
 use crate::contacts::{ContactFields, apply_update};
 use crate::tags::merge_tags;
-use crate::validate::kinds::*;
-use crate::validate::{Kind, Schema, Validated};
+use crate::validate::validated;
 
 /// The fields a CSV column may fill, as `POST /contacts` names them (`consent.*` nested).
 pub const FIELDS: [&str; 13] = [
@@ -35,51 +33,41 @@ pub const FIELDS: [&str; 13] = [
 /// The default separator of the tags in a `tags` cell.
 pub const DEFAULT_TAG_SEPARATOR: &str = ";";
 
-/// Longest tag separator.
-pub const MAX_TAG_SEPARATOR: usize = 5;
+/// Longest tag separator (declared with the wire type).
+pub use wm_types::imports::MAX_TAG_SEPARATOR;
 
 /// How many refused rows a job keeps (the first ones, in row order).
 pub const MAX_KEPT_ERRORS: usize = 100;
 
-fn mapping_kind() -> Kind {
-    Kind::Custom(|v| {
-        let Some(map) = v.as_object() else {
-            return Some("must be an object".to_owned());
-        };
-        let mut seen = Vec::new();
-        for (column, field) in map {
-            match field.as_str() {
-                Some(f) if FIELDS.contains(&f) => {
-                    if seen.contains(&f) {
-                        return Some(format!("maps more than one column to {f}"));
-                    }
-                    seen.push(f);
+/// The check of an import's `mapping` (the `import-mapping` format): an object whose values
+/// each name a different one of [`FIELDS`]. Columns are checked in name order.
+pub(crate) fn check_mapping(v: &Value) -> Option<String> {
+    let Some(map) = v.as_object() else {
+        return Some("must be an object".to_owned());
+    };
+    let mut columns: Vec<(&String, &Value)> = map.iter().collect();
+    columns.sort_by(|a, b| a.0.cmp(b.0));
+    let mut seen = Vec::new();
+    for (column, field) in columns {
+        match field.as_str() {
+            Some(f) if FIELDS.contains(&f) => {
+                if seen.contains(&f) {
+                    return Some(format!("maps more than one column to {f}"));
                 }
-                _ => {
-                    return Some(format!(
-                        "value of column {column} must be one of the following values: {}",
-                        FIELDS.join(", ")
-                    ));
-                }
+                seen.push(f);
+            }
+            _ => {
+                return Some(format!(
+                    "value of column {column} must be one of the following values: {}",
+                    FIELDS.join(", ")
+                ));
             }
         }
-        None
-    })
-}
-
-static OPTIONS: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new()
-        .optional("format", one_of(&ImportFormat::wire_values()))
-        .optional("dedupe", one_of(&DedupeMode::wire_values()))
-        .optional("mapping", mapping_kind())
-        .optional("tagSeparator", string_len(1, MAX_TAG_SEPARATOR))
-});
-
-impl Validated for ImportOptions {
-    fn schema() -> &'static Schema {
-        &OPTIONS
     }
+    None
 }
+
+validated!(ImportOptions);
 
 /// The format of a file part: the options' choice, else its content type, else its name.
 pub fn format_of(
@@ -234,6 +222,7 @@ pub fn update_from_row(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::validate::Validated;
     use crate::validate::parse_value;
     use serde_json::json;
 

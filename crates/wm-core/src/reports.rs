@@ -1,35 +1,14 @@
 //! Report periods: `from`/`to` dates, defaulting to the last 30 days, at most 366 days.
 
-use std::sync::LazyLock;
-
 use chrono::{Duration, NaiveDate};
 use wm_types::reports::ReportQuery;
 
-use crate::validate::{Kind, Schema, Validated};
+use crate::validate::validated;
 
 /// Longest period, in days.
 pub const MAX_DAYS: i64 = 366;
 
-fn date_kind() -> Kind {
-    Kind::Custom(
-        |v| match v.as_str().map(|s| NaiveDate::parse_from_str(s, "%Y-%m-%d")) {
-            Some(Ok(_)) => None,
-            _ => Some("must be a date (YYYY-MM-DD)".to_owned()),
-        },
-    )
-}
-
-static QUERY: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new()
-        .optional("from", date_kind())
-        .optional("to", date_kind())
-});
-
-impl Validated for ReportQuery {
-    fn schema() -> &'static Schema {
-        &QUERY
-    }
-}
+validated!(ReportQuery);
 
 /// The inclusive days of a report, given today's date in the organisation's zone.
 pub fn period(q: &ReportQuery, today: NaiveDate) -> Result<(NaiveDate, NaiveDate), String> {

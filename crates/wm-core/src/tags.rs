@@ -1,7 +1,7 @@
 //! Contact tags: trimmed, 1–60 characters, de-duplicated case-insensitively.
 
-/// Longest tag, in characters.
-pub const MAX_TAG_LEN: usize = 60;
+/// Longest tag, in characters (declared with the wire types).
+pub use wm_types::contacts::MAX_TAG_LEN;
 
 /// The key two spellings of one tag share (`VIP` and `vip`).
 pub fn tag_key(tag: &str) -> String {

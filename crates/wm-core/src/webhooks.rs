@@ -2,14 +2,11 @@
 //! pause threshold.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::sync::LazyLock;
 use std::time::Duration;
 
-use wm_types::events::EventKind;
-use wm_types::webhooks::{CreateWebhook, UpdateWebhook, WebhookStatus};
+use wm_types::webhooks::{CreateWebhook, UpdateWebhook};
 
-use crate::validate::kinds::*;
-use crate::validate::{Kind, Schema, Validated};
+use crate::validate::validated;
 
 /// Most webhooks per organisation.
 pub const MAX_WEBHOOKS: u64 = 10;
@@ -30,38 +27,7 @@ pub const DEFAULT_SCHEDULE: [Duration; 5] = [
     Duration::from_secs(43_200),
 ];
 
-fn events_kind() -> Kind {
-    Kind::Array {
-        item: Box::new(one_of(&EventKind::wire_values())),
-        min: Some(1),
-        max: Some(EventKind::ALL.len() * 2),
-    }
-}
-
-static CREATE: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new()
-        .required("url", string_len(1, 2048))
-        .required("events", events_kind())
-        .optional("description", string_max(500))
-});
-static UPDATE: LazyLock<Schema> = LazyLock::new(|| {
-    Schema::new()
-        .optional_not_null("url", string_len(1, 2048))
-        .optional_not_null("events", events_kind())
-        .optional("description", string_max(500))
-        .optional_not_null("status", one_of(&WebhookStatus::wire_values()))
-});
-
-impl Validated for CreateWebhook {
-    fn schema() -> &'static Schema {
-        &CREATE
-    }
-}
-impl Validated for UpdateWebhook {
-    fn schema() -> &'static Schema {
-        &UPDATE
-    }
-}
+validated!(CreateWebhook, UpdateWebhook);
 
 /// The delay before the attempt after `attempts_made` failed ones, or `None` when the
 /// retries are exhausted (1 attempt + one per schedule entry).

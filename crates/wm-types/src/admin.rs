@@ -12,15 +12,19 @@ use crate::enums::{ChannelType, DealStatus, Scope, StageCategory};
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateOrganization {
     /// Name.
+    #[schemars(length(min = 1, max = 160))]
     pub name: String,
     /// ISO 4217 currency, default USD.
     #[serde(default)]
+    #[schemars(extend("format" = "iso4217"))]
     pub currency: Option<String>,
     /// IANA time zone, default UTC.
     #[serde(default)]
+    #[schemars(extend("format" = "timezone"))]
     pub timezone: Option<String>,
     /// UTILITY messages included each month, default 0.
     #[serde(default)]
+    #[schemars(range(min = 0, max = 10_000_000))]
     pub included_utility_messages: Option<i64>,
 }
 
@@ -47,8 +51,10 @@ pub struct Organization {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateUser {
     /// Display name.
+    #[schemars(length(min = 1, max = 160))]
     pub full_name: String,
     /// E-mail address.
+    #[schemars(email)]
     pub email: String,
 }
 
@@ -57,10 +63,12 @@ pub struct CreateUser {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateApiKey {
     /// A label.
+    #[schemars(length(min = 1, max = 120))]
     pub name: String,
     /// The user the key acts as.
     pub user_id: Uuid,
-    /// Granted scopes.
+    /// Granted scopes (a scope may repeat, up to twice the number of scopes).
+    #[schemars(length(min = 1, max = Scope::ALL.len() * 2))]
     pub scopes: Vec<Scope>,
     /// Optional expiry.
     #[serde(default)]
@@ -104,8 +112,10 @@ pub struct ApiKeyCreated {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateLifecycleStage {
     /// Name.
+    #[schemars(length(min = 1, max = 80))]
     pub name: String,
     /// Position.
+    #[schemars(range(min = 0, max = 10_000))]
     pub order: i32,
     /// Category.
     pub category: StageCategory,
@@ -142,8 +152,10 @@ pub struct CreateDeal {
     /// The contact.
     pub contact_id: Uuid,
     /// Title.
+    #[schemars(length(min = 1, max = 200))]
     pub title: String,
     /// Value.
+    #[schemars(range(min = 0, max = 1e12))]
     pub value: Money,
 }
 

@@ -7,6 +7,9 @@ use uuid::Uuid;
 use crate::campaigns::RecipientContact;
 use crate::common::{Money, Timestamp, double_option};
 
+/// Most steps in an automation.
+pub const MAX_STEPS: usize = 20;
+
 wire_enum!(
     /// Where an automation stands.
     AutomationStatus {
@@ -155,15 +158,18 @@ pub struct AutomationList {
 pub struct ListAutomationsQuery {
     /// all, active, paused, drafts.
     #[serde(default)]
+    #[schemars(extend("enum" = ["all", "active", "paused", "drafts"]))]
     pub tab: Option<String>,
     /// Trigger type.
     #[serde(default)]
     pub trigger: Option<TriggerType>,
-    /// Name substring, max 120.
+    /// Name substring.
     #[serde(default)]
+    #[schemars(length(max = 120))]
     pub q: Option<String>,
     /// "true" includes archived ones.
     #[serde(default)]
+    #[schemars(extend("enum" = ["true", "false"]))]
     pub include_archived: Option<String>,
 }
 
@@ -212,9 +218,6 @@ pub struct AutomationRun {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LogsQuery {
-    /// all, completed, waiting, condition, skipped, failed.
-    #[serde(default)]
-    pub result: Option<String>,
     /// Page.
     #[serde(default)]
     #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
@@ -223,6 +226,10 @@ pub struct LogsQuery {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub page_size: Option<u64>,
+    /// all, completed, waiting, condition, skipped, failed.
+    #[serde(default)]
+    #[schemars(extend("enum" = ["all", "completed", "waiting", "condition", "skipped", "failed"]))]
+    pub result: Option<String>,
 }
 
 /// `POST /admin/organizations/{orgId}/automations`.
@@ -230,6 +237,7 @@ pub struct LogsQuery {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateAutomation {
     /// Name.
+    #[schemars(length(min = 1, max = 120))]
     pub name: String,
     /// Default DRAFT.
     #[serde(default)]
@@ -238,11 +246,14 @@ pub struct CreateAutomation {
     pub trigger_type: TriggerType,
     /// Trigger settings.
     #[serde(default)]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub trigger_config: serde_json::Map<String, serde_json::Value>,
     /// Steps.
+    #[schemars(length(min = 1, max = MAX_STEPS))]
     pub steps: Vec<Step>,
     /// Template it is built around.
     #[serde(default)]
+    #[schemars(length(max = 120))]
     pub template_key: Option<String>,
     /// Author (a user of the organisation).
     pub created_by_user_id: Uuid,
@@ -252,20 +263,25 @@ pub struct CreateAutomation {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateAutomation {
-    /// Name.
+    /// Name (not nullable).
     #[serde(default)]
+    #[schemars(with = "String", length(min = 1, max = 120))]
     pub name: Option<String>,
     /// Status (ACTIVE reactivates one paused by failure and resets its count).
     #[serde(default)]
+    #[schemars(with = "AutomationStatus")]
     pub status: Option<AutomationStatus>,
     /// Trigger.
     #[serde(default)]
+    #[schemars(with = "TriggerType")]
     pub trigger_type: Option<TriggerType>,
     /// Trigger settings.
     #[serde(default)]
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     pub trigger_config: Option<serde_json::Map<String, serde_json::Value>>,
     /// Steps.
     #[serde(default)]
+    #[schemars(with = "Vec<Step>", length(min = 1, max = MAX_STEPS))]
     pub steps: Option<Vec<Step>>,
     /// Template key; null removes it.
     #[serde(
@@ -273,6 +289,6 @@ pub struct UpdateAutomation {
         skip_serializing_if = "Option::is_none",
         with = "double_option"
     )]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<String>", length(max = 120))]
     pub template_key: Option<Option<String>>,
 }

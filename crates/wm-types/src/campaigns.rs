@@ -60,6 +60,23 @@ wire_enum!(
     }
 );
 
+/// Shortest campaign name.
+pub const MIN_NAME: usize = 2;
+/// Longest campaign name.
+pub const MAX_NAME: usize = 200;
+/// Most contacts in one audience request.
+pub const MAX_CONTACT_IDS: usize = 20_000;
+/// Longest audience tag.
+pub const MAX_TAG: usize = 60;
+/// Longest campaign search text.
+pub const MAX_SEARCH: usize = 100;
+/// Staggered batch size bounds.
+pub const BATCH_SIZE: (u32, u32) = (10, 5000);
+/// Staggered batch interval bounds, in minutes.
+pub const BATCH_INTERVAL_MIN: (u32, u32) = (1, 1440);
+/// Messages per second a number may be paced at (the Cloud API's ceiling is 1,000).
+pub const MPS: (u32, u32) = (1, 1000);
+
 /// Why the service paused a campaign.
 pub const STOP_INSUFFICIENT_BALANCE: &str = "INSUFFICIENT_BALANCE";
 
@@ -324,21 +341,6 @@ pub struct CampaignList {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListCampaignsQuery {
-    /// all, sending, scheduled, drafts, errors, finished.
-    #[serde(default)]
-    pub tab: Option<String>,
-    /// Template category.
-    #[serde(default)]
-    pub category: Option<TemplateCategory>,
-    /// Sender number.
-    #[serde(default)]
-    pub phone_number_id: Option<Uuid>,
-    /// Name substring, max 100.
-    #[serde(default)]
-    pub q: Option<String>,
-    /// Created in the last 1–365 days.
-    #[serde(default)]
-    pub days: Option<u32>,
     /// Page.
     #[serde(default)]
     #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
@@ -347,13 +349,32 @@ pub struct ListCampaignsQuery {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub page_size: Option<u64>,
+    /// all, sending, scheduled, drafts, errors, finished.
+    #[serde(default)]
+    #[schemars(extend("enum" = ["all", "sending", "scheduled", "drafts", "errors", "finished"]))]
+    pub tab: Option<String>,
+    /// Template category.
+    #[serde(default)]
+    pub category: Option<TemplateCategory>,
+    /// Sender number.
+    #[serde(default)]
+    pub phone_number_id: Option<Uuid>,
+    /// Name substring.
+    #[serde(default)]
+    #[schemars(length(max = MAX_SEARCH))]
+    pub q: Option<String>,
+    /// Created in the last 1–365 days.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 365))]
+    pub days: Option<u32>,
 }
 
 /// `POST /campaigns`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateCampaign {
-    /// Name, at least 2 characters.
+    /// Name.
+    #[schemars(length(min = MIN_NAME, max = MAX_NAME))]
     pub name: String,
     /// A sender number of the organisation.
     pub phone_number_id: Uuid,
@@ -371,14 +392,16 @@ pub struct CreateCampaign {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Audience {
-    /// Explicit contacts, max 20,000.
+    /// Explicit contacts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_CONTACT_IDS))]
     pub contact_ids: Option<Vec<Uuid>>,
     /// Everyone in a stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifecycle_stage_id: Option<Uuid>,
     /// Everyone with a tag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_TAG))]
     pub tag: Option<String>,
     /// Everyone (must be true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -439,9 +462,6 @@ pub struct Recipient {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RecipientsQuery {
-    /// all, delivered, read, replied, failed, pending.
-    #[serde(default)]
-    pub filter: Option<String>,
     /// Page.
     #[serde(default)]
     #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
@@ -450,6 +470,10 @@ pub struct RecipientsQuery {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub page_size: Option<u64>,
+    /// all, delivered, read, replied, failed, pending.
+    #[serde(default)]
+    #[schemars(extend("enum" = ["all", "delivered", "read", "replied", "failed", "pending"]))]
+    pub filter: Option<String>,
 }
 
 /// One market of a cost preview.
@@ -510,15 +534,18 @@ pub struct CostPreview {
 pub struct SendCampaign {
     /// now, scheduled or staggered.
     #[serde(default)]
+    #[schemars(extend("enum" = ["now", "scheduled", "staggered"]))]
     pub when: Option<String>,
     /// For `scheduled` (and optionally `staggered`): at least one minute ahead.
     #[serde(default)]
     pub scheduled_at: Option<Timestamp>,
-    /// For `staggered`: 10–5000.
+    /// For `staggered`: contacts per batch.
     #[serde(default)]
+    #[schemars(range(min = BATCH_SIZE.0, max = BATCH_SIZE.1))]
     pub batch_size: Option<u32>,
-    /// For `staggered`: 1–1440 minutes.
+    /// For `staggered`: minutes between batches.
     #[serde(default)]
+    #[schemars(range(min = BATCH_INTERVAL_MIN.0, max = BATCH_INTERVAL_MIN.1))]
     pub batch_interval_min: Option<u32>,
 }
 
@@ -563,23 +590,29 @@ pub struct Wallet {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreatePhoneNumber {
     /// `+` and digits.
+    #[schemars(extend("format" = "phone"))]
     pub number_e164: String,
     /// Display name.
+    #[schemars(length(min = 1, max = 100))]
     pub display_name: String,
     /// Default GREEN.
     #[serde(default)]
     pub quality_rating: Option<QualityRating>,
     /// The platform's id of this number (WhatsApp `phone_number_id`).
     #[serde(default)]
+    #[schemars(length(min = 1, max = 64))]
     pub platform_phone_number_id: Option<String>,
     /// The WhatsApp Business Account id (template sync and template webhooks use it).
     #[serde(default)]
+    #[schemars(length(min = 1, max = 64))]
     pub waba_id: Option<String>,
     /// The platform access token (stored encrypted, never returned).
     #[serde(default)]
+    #[schemars(length(min = 1, max = 4096))]
     pub access_token: Option<String>,
     /// Messages per second for this number (numbers the platform upgraded).
     #[serde(default)]
+    #[schemars(range(min = MPS.0, max = MPS.1))]
     pub mps: Option<u32>,
 }
 
@@ -588,11 +621,13 @@ pub struct CreatePhoneNumber {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdatePhoneNumber {
-    /// Display name.
+    /// Display name (not nullable).
     #[serde(default)]
+    #[schemars(with = "String", length(min = 1, max = 100))]
     pub display_name: Option<String>,
-    /// Quality rating.
+    /// Quality rating (not nullable).
     #[serde(default)]
+    #[schemars(with = "QualityRating")]
     pub quality_rating: Option<QualityRating>,
     /// The platform's id of this number.
     #[serde(
@@ -600,7 +635,7 @@ pub struct UpdatePhoneNumber {
         skip_serializing_if = "Option::is_none",
         with = "crate::common::double_option"
     )]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<String>", length(min = 1, max = 64))]
     pub platform_phone_number_id: Option<Option<String>>,
     /// The WhatsApp Business Account id.
     #[serde(
@@ -608,7 +643,7 @@ pub struct UpdatePhoneNumber {
         skip_serializing_if = "Option::is_none",
         with = "crate::common::double_option"
     )]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<String>", length(min = 1, max = 64))]
     pub waba_id: Option<Option<String>>,
     /// The platform access token (stored encrypted, never returned).
     #[serde(
@@ -616,7 +651,7 @@ pub struct UpdatePhoneNumber {
         skip_serializing_if = "Option::is_none",
         with = "crate::common::double_option"
     )]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<String>", length(min = 1, max = 4096))]
     pub access_token: Option<Option<String>>,
     /// Messages per second for this number.
     #[serde(
@@ -624,7 +659,7 @@ pub struct UpdatePhoneNumber {
         skip_serializing_if = "Option::is_none",
         with = "crate::common::double_option"
     )]
-    #[schemars(with = "Option<u32>")]
+    #[schemars(with = "Option<u32>", range(min = MPS.0, max = MPS.1))]
     pub mps: Option<Option<u32>>,
 }
 
@@ -647,12 +682,15 @@ pub struct TemplateSync {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateTemplate {
     /// Name.
+    #[schemars(length(min = 1, max = 100))]
     pub name: String,
     /// Category.
     pub category: TemplateCategory,
     /// Language.
+    #[schemars(length(min = 2, max = 15))]
     pub language: String,
     /// Body with `{{1}}`-style variables.
+    #[schemars(length(min = 1, max = 1024))]
     pub body_text: String,
     /// Default APPROVED.
     #[serde(default)]
@@ -664,6 +702,7 @@ pub struct CreateTemplate {
 #[serde(deny_unknown_fields)]
 pub struct TopUp {
     /// Amount to add, greater than 0.
+    #[schemars(range(min = 0.000001, max = 1e9))]
     pub amount: Money,
 }
 
@@ -672,11 +711,14 @@ pub struct TopUp {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProviderEvent {
     /// The platform's message id.
+    #[schemars(length(min = 1, max = 200))]
     pub provider_message_id: String,
     /// DELIVERED, READ or FAILED.
+    #[schemars(extend("enum" = ["DELIVERED", "READ", "FAILED"]))]
     pub status: RecipientStatus,
     /// Why it failed.
     #[serde(default)]
+    #[schemars(length(max = 500))]
     pub error: Option<String>,
 }
 
@@ -686,10 +728,12 @@ pub struct ProviderEvent {
 pub struct Inbound {
     /// Channel type.
     pub channel_type: crate::enums::ChannelType,
-    /// The sender's id on it (phone digits for MESSAGING_APP_A).
+    /// The sender's id on it (phone digits for MESSAGING_APP_A; not blank).
+    #[schemars(length(max = 255), regex(pattern = r"\S"))]
     pub external_id: String,
     /// Name, for a new contact.
     #[serde(default)]
+    #[schemars(length(max = crate::contacts::MAX_NAME))]
     pub full_name: Option<String>,
 }
 
@@ -698,16 +742,22 @@ pub struct Inbound {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MarketRateInput {
     /// Market code (`MX`, `ROW_LATAM`, …).
+    #[schemars(length(min = 2, max = 20))]
     pub market: String,
     /// Label.
+    #[schemars(length(min = 1, max = 100))]
     pub label: String,
     /// Price of a MARKETING message.
+    #[schemars(range(min = 0, max = 1000))]
     pub marketing: Money,
     /// Price of a UTILITY message.
+    #[schemars(range(min = 0, max = 1000))]
     pub utility: Money,
     /// Price of an AUTHENTICATION message.
+    #[schemars(range(min = 0, max = 1000))]
     pub authentication: Money,
     /// Effective date (`2026-11-01`).
+    #[schemars(extend("format" = "date"))]
     pub effective_from: String,
 }
 
@@ -717,5 +767,6 @@ pub struct MarketRateInput {
 #[serde(deny_unknown_fields)]
 pub struct SetRates {
     /// Overrides.
+    #[schemars(length(max = 500))]
     pub markets: Vec<MarketRateInput>,
 }

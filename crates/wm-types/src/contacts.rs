@@ -139,6 +139,23 @@ pub struct Contact {
     pub updated_at: Timestamp,
 }
 
+/// Longest name or company.
+pub const MAX_NAME: usize = 160;
+/// Longest phone as typed.
+pub const MAX_PHONE: usize = 32;
+/// Most tags on a contact.
+pub const MAX_TAGS: usize = 50;
+/// Longest tag.
+pub const MAX_TAG_LEN: usize = 60;
+/// Longest first note.
+pub const MAX_NOTE: usize = 4000;
+/// Most ids in a bulk update or an `ids` filter.
+pub const MAX_IDS: usize = 500;
+/// Most tags added by one bulk update.
+pub const MAX_ADD_TAGS: usize = 20;
+/// Longest search text.
+pub const MAX_SEARCH: usize = 120;
+
 /// Consent as sent in a request.
 pub type ConsentInput = Consent;
 
@@ -146,41 +163,48 @@ pub type ConsentInput = Consent;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateContact {
-    /// Name, max 160.
+    /// Name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_NAME))]
     pub full_name: Option<String>,
-    /// International format, max 32.
+    /// International format (`+` and 6–15 digits; spaces, dashes, dots, parentheses allowed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "phone"), length(max = MAX_PHONE))]
     pub primary_phone: Option<String>,
     /// E-mail address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(email)]
     pub primary_email: Option<String>,
-    /// Company, max 160.
+    /// Company.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_NAME))]
     pub company: Option<String>,
-    /// Country, max 2.
+    /// Country.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 2))]
     pub country: Option<String>,
-    /// Source, default MANUAL.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<ContactSource>,
     /// A stage of the organisation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifecycle_stage_id: Option<Uuid>,
     /// A user of the organisation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_id: Option<Uuid>,
+    /// Source, default MANUAL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<ContactSource>,
     /// Withdrawn from messaging.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opted_out: Option<bool>,
     /// Consent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consent: Option<ConsentInput>,
-    /// Tags, max 50.
+    /// Tags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_TAGS), inner(length(max = MAX_TAG_LEN)))]
     pub tags: Option<Vec<String>>,
-    /// First internal note, max 4000.
+    /// First internal note.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_NOTE))]
     pub note: Option<String>,
 }
 
@@ -188,49 +212,50 @@ pub struct CreateContact {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateContact {
-    /// Name.
+    /// Name; null removes it.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "double_option"
     )]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<String>", length(max = MAX_NAME))]
     pub full_name: Option<Option<String>>,
-    /// Phone.
+    /// Phone; null removes it.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "double_option"
     )]
-    #[schemars(with = "Option<String>")]
+    #[schemars(
+        with = "Option<String>",
+        extend("format" = "phone"),
+        length(max = MAX_PHONE)
+    )]
     pub primary_phone: Option<Option<String>>,
-    /// E-mail.
+    /// E-mail; null removes it.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "double_option"
     )]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<String>", email)]
     pub primary_email: Option<Option<String>>,
-    /// Company.
+    /// Company; null removes it.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "double_option"
     )]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<String>", length(max = MAX_NAME))]
     pub company: Option<Option<String>>,
-    /// Country.
+    /// Country; null removes it.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "double_option"
     )]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<String>", length(max = 2))]
     pub country: Option<Option<String>>,
-    /// Source.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<ContactSource>,
     /// Stage; null removes it.
     #[serde(
         default,
@@ -247,14 +272,25 @@ pub struct UpdateContact {
     )]
     #[schemars(with = "Option<Uuid>")]
     pub owner_id: Option<Option<Uuid>>,
-    /// Withdrawn from messaging.
+    /// Source (not nullable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "ContactSource")]
+    pub source: Option<ContactSource>,
+    /// Withdrawn from messaging (not nullable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
     pub opted_out: Option<bool>,
-    /// Consent.
+    /// Consent (not nullable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "ConsentInput")]
     pub consent: Option<ConsentInput>,
-    /// Tags (replaces the list).
+    /// Tags (replaces the list; not nullable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        with = "Vec<String>",
+        length(max = MAX_TAGS),
+        inner(length(max = MAX_TAG_LEN))
+    )]
     pub tags: Option<Vec<String>>,
 }
 
@@ -262,13 +298,20 @@ pub struct UpdateContact {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BulkUpdateContacts {
-    /// Contacts to change, max 500.
+    /// Contacts to change.
+    #[schemars(length(max = MAX_IDS))]
     pub ids: Vec<Uuid>,
-    /// Stage to move them to.
+    /// Stage to move them to (not nullable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Uuid")]
     pub lifecycle_stage_id: Option<Uuid>,
-    /// Tags to add, max 20.
+    /// Tags to add (not nullable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        with = "Vec<String>",
+        length(max = MAX_ADD_TAGS),
+        inner(length(max = MAX_TAG_LEN))
+    )]
     pub add_tags: Option<Vec<String>>,
     /// Owner; null removes it.
     #[serde(
@@ -295,7 +338,8 @@ pub struct BulkResult {
 pub struct CreateIdentity {
     /// An active channel type of the organisation.
     pub channel_type: ChannelType,
-    /// The id on that channel.
+    /// The id on that channel (not blank).
+    #[schemars(length(max = 255), regex(pattern = r"\S"))]
     pub external_id: String,
 }
 
@@ -329,7 +373,8 @@ pub struct Identity {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateNote {
-    /// The text, at least 1 character.
+    /// The text, at least 1 character and not blank.
+    #[schemars(length(min = 1), regex(pattern = r"\S"))]
     pub body: String,
 }
 
@@ -467,7 +512,7 @@ pub enum ContactTab {
 
 /// The `ownerId` filter: a user or `none`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
-#[schemars(with = "String")]
+#[schemars(with = "String", extend("format" = "uuid-or-none"))]
 pub enum OwnerFilter {
     /// Contacts without owner.
     Unowned,
@@ -500,6 +545,14 @@ impl<'de> Deserialize<'de> for OwnerFilter {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListContactsQuery {
+    /// Page, default 1.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
+    pub page: Option<u64>,
+    /// Page size, 1–100, default 20.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub page_size: Option<u64>,
     /// Tab, default all.
     #[serde(default)]
     pub tab: Option<ContactTab>,
@@ -515,29 +568,26 @@ pub struct ListContactsQuery {
     /// Contacts with an identity of that channel type.
     #[serde(default)]
     pub channel_type: Option<ChannelType>,
-    /// Tag (case-insensitive), max 60.
+    /// Tag (case-insensitive).
     #[serde(default)]
+    #[schemars(length(max = MAX_TAG_LEN))]
     pub tag: Option<String>,
-    /// Substring of name, phone, e-mail or company, max 120.
+    /// Words of name, phone, e-mail or company.
     #[serde(default)]
+    #[schemars(length(max = MAX_SEARCH))]
     pub q: Option<String>,
     /// Same as `q`.
     #[serde(default)]
+    #[schemars(length(max = MAX_SEARCH))]
     pub search: Option<String>,
     /// Created in the last 7, 30 or 90 days.
     #[serde(default)]
+    #[schemars(extend("enum" = [7, 30, 90]))]
     pub days: Option<u32>,
-    /// At most 500 ids (`ids=a,b` or repeated).
+    /// Ids (`ids=a,b` or repeated).
     #[serde(default)]
+    #[schemars(length(max = MAX_IDS))]
     pub ids: Option<Vec<Uuid>>,
-    /// Page, default 1.
-    #[serde(default)]
-    #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
-    pub page: Option<u64>,
-    /// Page size, 1–100, default 20.
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 100))]
-    pub page_size: Option<u64>,
 }
 
 /// Counts per tab, under the other filters.

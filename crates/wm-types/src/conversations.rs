@@ -112,8 +112,17 @@ pub struct ConversationList {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListConversationsQuery {
+    /// Page.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
+    pub page: Option<u64>,
+    /// Page size.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub page_size: Option<u64>,
     /// all, unassigned, mine, resolved.
     #[serde(default)]
+    #[schemars(extend("enum" = ["all", "unassigned", "mine", "resolved"]))]
     pub filter: Option<String>,
     /// Status.
     #[serde(default)]
@@ -130,25 +139,19 @@ pub struct ListConversationsQuery {
     /// Assignee.
     #[serde(default)]
     pub assigned_to_user_id: Option<Uuid>,
-    /// Contact name, phone or e-mail substring, max 100.
+    /// Contact name, phone or e-mail substring.
     #[serde(default)]
+    #[schemars(length(max = 100))]
     pub q: Option<String>,
-    /// Page.
-    #[serde(default)]
-    #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
-    pub page: Option<u64>,
-    /// Page size.
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 100))]
-    pub page_size: Option<u64>,
 }
 
 /// `PATCH /admin/organizations/{orgId}/conversations/{id}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateConversation {
-    /// New status.
+    /// New status (not nullable).
     #[serde(default)]
+    #[schemars(with = "ConversationStatus")]
     pub status: Option<ConversationStatus>,
     /// Assignee; null unassigns.
     #[serde(

@@ -43,6 +43,9 @@ wire_enum!(
     }
 );
 
+/// Longest tag separator.
+pub const MAX_TAG_SEPARATOR: usize = 5;
+
 /// The `options` part of `POST /contacts/imports` (multipart, before the `file` part).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -58,9 +61,11 @@ pub struct ImportOptions {
     /// `consent.at`, `consent.how`, `tags`, `note`). Without it, columns named like a
     /// field map to it and others are ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "import-mapping"))]
     pub mapping: Option<BTreeMap<String, String>>,
     /// CSV only: what separates the tags of a `tags` cell (default `;`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = MAX_TAG_SEPARATOR))]
     pub tag_separator: Option<String>,
 }
 

@@ -13,9 +13,11 @@ use crate::common::Money;
 pub struct ReportQuery {
     /// First day.
     #[serde(default)]
+    #[schemars(extend("format" = "date"))]
     pub from: Option<String>,
     /// Last day.
     #[serde(default)]
+    #[schemars(extend("format" = "date"))]
     pub to: Option<String>,
 }
 

@@ -32,11 +32,14 @@ wire_enum!(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateWebhook {
     /// An https URL that does not resolve to a private, loopback or link-local address.
+    #[schemars(length(min = 1, max = 2048))]
     pub url: String,
     /// Event kinds to receive; coming-soon kinds may be subscribed in advance.
+    #[schemars(length(min = 1, max = EventKind::ALL.len() * 2))]
     pub events: Vec<EventKind>,
     /// A note for people.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 500))]
     pub description: Option<String>,
 }
 
@@ -44,11 +47,13 @@ pub struct CreateWebhook {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateWebhook {
-    /// New URL.
+    /// New URL (not nullable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", length(min = 1, max = 2048))]
     pub url: Option<String>,
-    /// New subscription.
+    /// New subscription (not nullable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<EventKind>", length(min = 1, max = EventKind::ALL.len() * 2))]
     pub events: Option<Vec<EventKind>>,
     /// New note; null removes it.
     #[serde(
@@ -56,10 +61,11 @@ pub struct UpdateWebhook {
         skip_serializing_if = "Option::is_none",
         with = "double_option"
     )]
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<String>", length(max = 500))]
     pub description: Option<Option<String>>,
-    /// ACTIVE reactivates a paused webhook; PAUSED stops deliveries.
+    /// ACTIVE reactivates a paused webhook; PAUSED stops deliveries (not nullable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "WebhookStatus")]
     pub status: Option<WebhookStatus>,
 }
 

@@ -1,0 +1,45 @@
+//! The named formats a wire type may declare (`#[schemars(extend("format" = …))]`) for a
+//! check JSON Schema has no keyword for, each with its class-validator-style message.
+
+use serde_json::Value;
+
+use super::Kind;
+
+/// The kind of a named format, or `None` when the name is not one of ours (JSON Schema's
+/// own numeric formats such as `int64` are annotations and handled by the caller).
+pub(super) fn kind(format: &str, max_length: Option<usize>) -> Option<Kind> {
+    Some(match format {
+        "email" => Kind::Email,
+        "uuid" => Kind::Uuid,
+        "date-time" => Kind::DateTime,
+        "date" => Kind::Date,
+        "phone" => Kind::Phone { max: max_length },
+        "iso4217" => Kind::Custom(currency),
+        "timezone" => Kind::Custom(timezone),
+        "uuid-or-none" => Kind::Custom(uuid_or_none),
+        "import-mapping" => Kind::Custom(crate::imports::check_mapping),
+        _ => return None,
+    })
+}
+
+fn currency(v: &Value) -> Option<String> {
+    match v.as_str() {
+        Some(s) if s.len() == 3 && s.bytes().all(|b| b.is_ascii_uppercase()) => None,
+        _ => Some("must be a 3-letter ISO 4217 code".to_owned()),
+    }
+}
+
+fn timezone(v: &Value) -> Option<String> {
+    match v.as_str() {
+        Some(s) if crate::time::is_timezone(s) => None,
+        _ => Some("must be an IANA time zone such as UTC or America/Mexico_City".to_owned()),
+    }
+}
+
+fn uuid_or_none(v: &Value) -> Option<String> {
+    match v.as_str() {
+        Some("none") => None,
+        Some(s) if super::is_uuid(s) && s == s.to_lowercase() => None,
+        _ => Some("must be the word none or a lowercase UUID".to_owned()),
+    }
+}
