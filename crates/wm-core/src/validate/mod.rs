@@ -153,14 +153,6 @@ impl Schema {
         self.push(name, kind, true, false)
     }
 
-    /// Marks a query field as a list (`ids=a,b` and repeated `ids=`).
-    pub fn list_param(mut self, name: &'static str) -> Self {
-        if !self.list_fields.iter().any(|f| f == name) {
-            self.list_fields.push(name.into());
-        }
-        self
-    }
-
     fn field(&self, name: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.name == name)
     }
@@ -372,7 +364,5 @@ pub(crate) use validated;
 
 validated!(wm_types::PageQuery);
 
-#[cfg(test)]
-mod legacy;
 #[cfg(test)]
 mod tests;

@@ -1,22 +1,54 @@
 //! The validator's own tests.
 
-use super::legacy::kinds::*;
-use super::legacy::with_paging;
-use super::*;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::json;
+use uuid::Uuid;
+
+use super::*;
+
+/// A request type declaring its bounds as the wire types do.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+struct Probe {
+    #[schemars(length(max = 160))]
+    full_name: Option<String>,
+    #[schemars(length(min = 2, max = 50))]
+    name: String,
+    #[schemars(email)]
+    email: Option<String>,
+    stage_id: Option<Uuid>,
+    #[schemars(length(max = 2), inner(length(max = 3)))]
+    tags: Option<Vec<String>>,
+    when: Option<wm_types::Timestamp>,
+    consent: Option<ProbeConsent>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ProbeConsent {
+    given: bool,
+}
+
+/// A paginated query with a list parameter.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+struct ProbeQuery {
+    #[schemars(range(min = 1, max = wm_types::common::MAX_PAGE))]
+    page: Option<u64>,
+    #[schemars(range(min = 1, max = 100))]
+    page_size: Option<u64>,
+    #[schemars(length(max = 500))]
+    ids: Option<Vec<Uuid>>,
+    #[schemars(length(max = 5))]
+    q: Option<String>,
+}
 
 fn schema() -> Schema {
-    Schema::new()
-        .optional("fullName", string_max(160))
-        .required("name", string_len(2, 50))
-        .optional("email", Kind::Email)
-        .optional("stageId", Kind::Uuid)
-        .optional("tags", array(string_max(3), Some(2)))
-        .optional("when", Kind::DateTime)
-        .optional(
-            "consent",
-            object(Schema::new().required("given", Kind::Bool)),
-        )
+    Schema::of::<Probe>()
 }
 
 fn errors(v: Value) -> Vec<String> {
@@ -63,10 +95,7 @@ fn null_is_absent_for_optional_fields_but_not_for_required_ones() {
 
 #[test]
 fn query_values_are_coerced_and_lists_collected() {
-    let s = with_paging(Schema::new())
-        .optional("ids", array(Kind::Uuid, Some(500)))
-        .list_param("ids")
-        .optional("q", string_max(5));
+    let s = Schema::of::<ProbeQuery>();
     let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
         v.iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
