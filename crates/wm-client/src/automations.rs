@@ -3,18 +3,18 @@
 //!
 //! ```no_run
 //! use futures::TryStreamExt;
-//! use wm_client::types::automations::TriggerType;
+//! use wm_client::types::automations::{AutomationTab, RunFilter, TriggerType};
 //! # async fn run(client: wm_client::Client) -> Result<(), wm_client::Error> {
 //! let list = client
 //!     .automations()
 //!     .list()
-//!     .tab("active")
+//!     .tab(AutomationTab::Active)
 //!     .trigger(TriggerType::LifecycleStageEntered)
 //!     .send()
 //!     .await?;
 //! println!("{} runs in 7 days", list.summary.runs7d);
 //! for a in &list.data {
-//!     let failed: Vec<_> = client.automations().logs(a.id).result("failed").stream()
+//!     let failed: Vec<_> = client.automations().logs(a.id).result(RunFilter::Failed).stream()
 //!         .try_collect().await?;
 //!     println!("{}: {} — {} failed runs", a.name, a.trigger_label, failed.len());
 //! }
@@ -23,7 +23,8 @@
 
 use uuid::Uuid;
 use wm_types::automations::{
-    Automation, AutomationList, AutomationRun, ListAutomationsQuery, LogsQuery, TriggerType,
+    Automation, AutomationList, AutomationRun, AutomationTab, ListAutomationsQuery, LogsQuery,
+    RunFilter, TriggerType,
 };
 use wm_types::common::Page;
 
@@ -92,8 +93,8 @@ impl ListAutomations<'_> {
     }
 
     /// `tab`: all, active, paused (PAUSED and PAUSED_BY_FAILURE) or drafts.
-    pub fn tab(mut self, tab: impl Into<String>) -> Self {
-        self.query.tab = Some(tab.into());
+    pub fn tab(mut self, tab: AutomationTab) -> Self {
+        self.query.tab = Some(tab);
         self
     }
 
@@ -111,7 +112,7 @@ impl ListAutomations<'_> {
 
     /// `includeArchived=true|false`: whether ARCHIVED automations are listed too.
     pub fn include_archived(mut self, include: bool) -> Self {
-        self.query.include_archived = Some(include.to_string());
+        self.query.include_archived = Some(include);
         self
     }
 
@@ -134,8 +135,8 @@ pub struct ListRuns<'c> {
 
 impl ListRuns<'_> {
     /// `result`: all, completed, waiting, condition, skipped or failed.
-    pub fn result(mut self, result: impl Into<String>) -> Self {
-        self.query.result = Some(result.into());
+    pub fn result(mut self, result: RunFilter) -> Self {
+        self.query.result = Some(result);
         self
     }
 

@@ -25,8 +25,9 @@
 
 use uuid::Uuid;
 use wm_types::campaigns::{
-    Audience, AudienceResult, Campaign, CampaignList, CostPreview, CreateCampaign,
-    ListCampaignsQuery, Recipient, RecipientsQuery, SendCampaign, TemplateCategory,
+    Audience, AudienceResult, Campaign, CampaignList, CampaignTab, CostPreview, CreateCampaign,
+    ListCampaignsQuery, Recipient, RecipientFilter, RecipientsQuery, SendCampaign,
+    TemplateCategory,
 };
 use wm_types::common::Page;
 
@@ -166,8 +167,8 @@ impl ListCampaigns<'_> {
     }
 
     /// `tab`: all, sending, scheduled, drafts, errors or finished.
-    pub fn tab(mut self, tab: impl Into<String>) -> Self {
-        self.query.tab = Some(tab.into());
+    pub fn tab(mut self, tab: CampaignTab) -> Self {
+        self.query.tab = Some(tab);
         self
     }
 
@@ -221,8 +222,8 @@ pub struct ListRecipients<'c> {
 
 impl ListRecipients<'_> {
     /// `filter`: all, delivered, read, replied, failed or pending.
-    pub fn filter(mut self, filter: impl Into<String>) -> Self {
-        self.query.filter = Some(filter.into());
+    pub fn filter(mut self, filter: RecipientFilter) -> Self {
+        self.query.filter = Some(filter);
         self
     }
 

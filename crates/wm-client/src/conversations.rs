@@ -3,9 +3,10 @@
 //!
 //! ```no_run
 //! use futures::TryStreamExt;
+//! use wm_client::types::conversations::ConversationFilter;
 //! use wm_client::types::enums::ConversationStatus;
 //! # async fn run(client: wm_client::Client) -> Result<(), wm_client::Error> {
-//! let inbox = client.conversations().list().filter("unassigned").send().await?;
+//! let inbox = client.conversations().list().filter(ConversationFilter::Unassigned).send().await?;
 //! println!("{} unassigned, oldest waiting {} min", inbox.tabs.unassigned,
 //!     inbox.summary.oldest_waiting_minutes);
 //! let open: Vec<_> = client
@@ -24,7 +25,9 @@
 //! ```
 
 use uuid::Uuid;
-use wm_types::conversations::{Conversation, ConversationList, ListConversationsQuery};
+use wm_types::conversations::{
+    Conversation, ConversationFilter, ConversationList, ListConversationsQuery,
+};
 use wm_types::enums::{ChannelType, ConversationStatus};
 
 use crate::http::Request;
@@ -83,8 +86,8 @@ impl ListConversations<'_> {
 
     /// `filter`: all, unassigned (not resolved, no assignee), mine (assigned to the key's
     /// user) or resolved.
-    pub fn filter(mut self, filter: impl Into<String>) -> Self {
-        self.query.filter = Some(filter.into());
+    pub fn filter(mut self, filter: ConversationFilter) -> Self {
+        self.query.filter = Some(filter);
         self
     }
 

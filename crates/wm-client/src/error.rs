@@ -98,7 +98,8 @@ pub enum Error {
         /// For a person.
         message: String,
         /// The whole body (extra fields such as `contactId`); `Null` when it was not JSON.
-        body: serde_json::Value,
+        /// Boxed to keep every `Result<_, Error>` small.
+        body: Box<serde_json::Value>,
         /// The `Retry-After` header (in seconds) of a 429 or 503, when the server sent one.
         retry_after: Option<Duration>,
     },
@@ -142,14 +143,14 @@ impl Error {
                 status,
                 code: b.code.as_deref().map(ErrorCode::parse),
                 message: b.message,
-                body,
+                body: Box::new(body),
                 retry_after: None,
             },
             Err(_) => Error::Api {
                 status,
                 code: None,
                 message: String::from_utf8_lossy(bytes).into_owned(),
-                body,
+                body: Box::new(body),
                 retry_after: None,
             },
         }
@@ -240,7 +241,7 @@ mod tests {
         assert_eq!(e.code().map(ErrorCode::as_str), Some("TEAPOT"));
         let e = Error::from_body(502, b"<html>bad gateway</html>");
         assert!(
-            matches!(e, Error::Api { status: 502, code: None, ref message, body: serde_json::Value::Null, .. } if message.contains("bad gateway"))
+            matches!(e, Error::Api { status: 502, code: None, ref message, ref body, .. } if message.contains("bad gateway") && body.is_null())
         );
         assert!(e.is_retryable());
     }

@@ -6,7 +6,7 @@ use uuid::Uuid;
 use wm_types::campaigns::{
     Audience, CampaignStatus, CreateCampaign, CreatePhoneNumber, CreateTemplate, Inbound,
     ListCampaignsQuery, ProviderEvent, RecipientsQuery, STOP_INSUFFICIENT_BALANCE, SendCampaign,
-    TopUp, UpdatePhoneNumber,
+    SendWhen, TopUp, UpdatePhoneNumber,
 };
 
 use crate::validate::validated;
@@ -103,18 +103,17 @@ fn future_enough(at: DateTime<Utc>, now: DateTime<Utc>) -> Result<DateTime<Utc>,
 
 /// Parses a validated SendCampaign body at `now`: no `when` = Now; `scheduled` needs
 /// scheduledAt ≥ now + 60 s; `staggered` needs batchSize and batchIntervalMin (scheduledAt
-/// optional, same ≥ 60 s rule when given). A `when` the schema does not allow (only
-/// possible without validation) is refused as [`CampaignError::InvalidState`].
+/// optional, same ≥ 60 s rule when given).
 pub fn send_plan(body: &SendCampaign, now: DateTime<Utc>) -> Result<SendPlan, CampaignError> {
-    match body.when.as_deref() {
-        None | Some("now") => Ok(SendPlan::Now),
-        Some("scheduled") => {
+    match body.when.unwrap_or_default() {
+        SendWhen::Now => Ok(SendPlan::Now),
+        SendWhen::Scheduled => {
             let at = body.scheduled_at.ok_or(CampaignError::MissingSchedule)?.0;
             Ok(SendPlan::Scheduled {
                 at: future_enough(at, now)?,
             })
         }
-        Some("staggered") => {
+        SendWhen::Staggered => {
             let (Some(batch_size), Some(interval_min)) = (body.batch_size, body.batch_interval_min)
             else {
                 return Err(CampaignError::MissingBatchSettings);
@@ -129,7 +128,6 @@ pub fn send_plan(body: &SendCampaign, now: DateTime<Utc>) -> Result<SendPlan, Ca
                 interval_min,
             })
         }
-        Some(_) => Err(CampaignError::InvalidState),
     }
 }
 
@@ -566,7 +564,7 @@ mod tests {
         every: Option<u32>,
     ) -> SendCampaign {
         SendCampaign {
-            when: when.map(str::to_owned),
+            when: when.map(|w| serde_json::from_value(serde_json::json!(w)).unwrap()),
             scheduled_at: at_secs.map(|s| Timestamp(now() + Duration::seconds(s))),
             batch_size: size,
             batch_interval_min: every,
@@ -633,10 +631,6 @@ mod tests {
         assert_eq!(
             send_plan(&body(Some("staggered"), Some(3600), None, Some(5)), now()),
             Err(CampaignError::MissingBatchSettings)
-        );
-        assert_eq!(
-            send_plan(&body(Some("later"), None, None, None), now()),
-            Err(CampaignError::InvalidState)
         );
     }
 

@@ -152,14 +152,61 @@ pub struct AutomationList {
     pub summary: AutomationSummary,
 }
 
+/// Tabs of the automation list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AutomationTab {
+    /// Every automation (archived ones only with `includeArchived=true`).
+    #[default]
+    All,
+    /// ACTIVE.
+    Active,
+    /// PAUSED or PAUSED_BY_FAILURE.
+    Paused,
+    /// DRAFT.
+    Drafts,
+}
+
+/// Which runs of an automation to list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunFilter {
+    /// Every run.
+    #[default]
+    All,
+    /// Ran to the end.
+    Completed,
+    /// Waiting on a WAIT step.
+    Waiting,
+    /// Stopped by a condition.
+    Condition,
+    /// Skipped (an opted-out contact, a duplicate).
+    Skipped,
+    /// Failed.
+    Failed,
+}
+
+impl RunFilter {
+    /// The stored `result` it selects (`None` for all).
+    pub fn result(self) -> Option<&'static str> {
+        match self {
+            RunFilter::All => None,
+            RunFilter::Completed => Some("completed"),
+            RunFilter::Waiting => Some("waiting"),
+            RunFilter::Condition => Some("condition"),
+            RunFilter::Skipped => Some("skipped"),
+            RunFilter::Failed => Some("failed"),
+        }
+    }
+}
+
 /// `GET /automations` query.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListAutomationsQuery {
-    /// all, active, paused, drafts.
+    /// Tab, default all.
     #[serde(default)]
-    #[schemars(extend("enum" = ["all", "active", "paused", "drafts"]))]
-    pub tab: Option<String>,
+    pub tab: Option<AutomationTab>,
     /// Trigger type.
     #[serde(default)]
     pub trigger: Option<TriggerType>,
@@ -167,10 +214,10 @@ pub struct ListAutomationsQuery {
     #[serde(default)]
     #[schemars(length(max = 120))]
     pub q: Option<String>,
-    /// "true" includes archived ones.
-    #[serde(default)]
-    #[schemars(extend("enum" = ["true", "false"]))]
-    pub include_archived: Option<String>,
+    /// `true` includes archived ones (the query takes the words `true` and `false`).
+    #[serde(default, with = "crate::common::bool_word")]
+    #[schemars(with = "Option<String>", extend("enum" = ["true", "false"]))]
+    pub include_archived: Option<bool>,
 }
 
 /// What one step of a run did.
@@ -228,8 +275,7 @@ pub struct LogsQuery {
     pub page_size: Option<u64>,
     /// all, completed, waiting, condition, skipped, failed.
     #[serde(default)]
-    #[schemars(extend("enum" = ["all", "completed", "waiting", "condition", "skipped", "failed"]))]
-    pub result: Option<String>,
+    pub result: Option<RunFilter>,
 }
 
 /// `POST /admin/organizations/{orgId}/automations`.

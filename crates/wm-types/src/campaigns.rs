@@ -337,6 +337,69 @@ pub struct CampaignList {
     pub summary: CampaignSummary,
 }
 
+/// Tabs of the campaign list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CampaignTab {
+    /// Every campaign.
+    #[default]
+    All,
+    /// SENDING or PAUSED.
+    Sending,
+    /// SCHEDULED.
+    Scheduled,
+    /// DRAFT.
+    Drafts,
+    /// Stopped with a reason, or with failed recipients.
+    Errors,
+    /// COMPLETED.
+    Finished,
+}
+
+impl CampaignTab {
+    /// Every tab, in the spec's order.
+    pub const ALL: [CampaignTab; 6] = [
+        CampaignTab::All,
+        CampaignTab::Sending,
+        CampaignTab::Scheduled,
+        CampaignTab::Drafts,
+        CampaignTab::Errors,
+        CampaignTab::Finished,
+    ];
+}
+
+/// Which recipients of a campaign to list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RecipientFilter {
+    /// Every recipient.
+    #[default]
+    All,
+    /// DELIVERED, READ or REPLIED.
+    Delivered,
+    /// READ or REPLIED.
+    Read,
+    /// REPLIED.
+    Replied,
+    /// FAILED.
+    Failed,
+    /// PENDING.
+    Pending,
+}
+
+/// When `POST /campaigns/{id}/send` starts sending.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SendWhen {
+    /// Now, everyone at once.
+    #[default]
+    Now,
+    /// At `scheduledAt`.
+    Scheduled,
+    /// In batches of `batchSize` every `batchIntervalMin` minutes.
+    Staggered,
+}
+
 /// `GET /campaigns` query.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -349,10 +412,9 @@ pub struct ListCampaignsQuery {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub page_size: Option<u64>,
-    /// all, sending, scheduled, drafts, errors, finished.
+    /// Tab, default all.
     #[serde(default)]
-    #[schemars(extend("enum" = ["all", "sending", "scheduled", "drafts", "errors", "finished"]))]
-    pub tab: Option<String>,
+    pub tab: Option<CampaignTab>,
     /// Template category.
     #[serde(default)]
     pub category: Option<TemplateCategory>,
@@ -472,8 +534,7 @@ pub struct RecipientsQuery {
     pub page_size: Option<u64>,
     /// all, delivered, read, replied, failed, pending.
     #[serde(default)]
-    #[schemars(extend("enum" = ["all", "delivered", "read", "replied", "failed", "pending"]))]
-    pub filter: Option<String>,
+    pub filter: Option<RecipientFilter>,
 }
 
 /// One market of a cost preview.
@@ -532,10 +593,9 @@ pub struct CostPreview {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SendCampaign {
-    /// now, scheduled or staggered.
+    /// When to send, default now.
     #[serde(default)]
-    #[schemars(extend("enum" = ["now", "scheduled", "staggered"]))]
-    pub when: Option<String>,
+    pub when: Option<SendWhen>,
     /// For `scheduled` (and optionally `staggered`): at least one minute ahead.
     #[serde(default)]
     pub scheduled_at: Option<Timestamp>,

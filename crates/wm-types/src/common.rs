@@ -234,6 +234,41 @@ mod tests {
     }
 }
 
+pub mod bool_word {
+    //! An optional boolean written as the words `true` / `false` (a query parameter the
+    //! spec types as those strings); a JSON boolean is read too.
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// `"true"`, `"false"`, `true` or `false`; absent or null is `None`.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Word {
+            Bool(bool),
+            Text(String),
+        }
+        match Option::<Word>::deserialize(d)? {
+            None => Ok(None),
+            Some(Word::Bool(b)) => Ok(Some(b)),
+            Some(Word::Text(t)) => match t.as_str() {
+                "true" => Ok(Some(true)),
+                "false" => Ok(Some(false)),
+                other => Err(serde::de::Error::custom(format!(
+                    "expected true or false, got {other}"
+                ))),
+            },
+        }
+    }
+
+    /// Writes the word.
+    pub fn serialize<S: Serializer>(v: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(b) => s.serialize_str(if *b { "true" } else { "false" }),
+            None => s.serialize_none(),
+        }
+    }
+}
+
 /// Deserialises a field that tells "absent" (`None`, via `#[serde(default)]`), "null"
 /// (`Some(None)`) and a value (`Some(Some(v))`) apart, as PATCH bodies need.
 pub mod double_option {

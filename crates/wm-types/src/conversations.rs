@@ -108,6 +108,31 @@ pub struct ConversationList {
     pub summary: ConversationSummary,
 }
 
+/// Tabs of the inbox.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConversationFilter {
+    /// Every conversation.
+    #[default]
+    All,
+    /// Not resolved and assigned to nobody.
+    Unassigned,
+    /// Assigned to the caller.
+    Mine,
+    /// RESOLVED.
+    Resolved,
+}
+
+impl ConversationFilter {
+    /// Every tab, in the spec's order.
+    pub const ALL: [ConversationFilter; 4] = [
+        ConversationFilter::All,
+        ConversationFilter::Unassigned,
+        ConversationFilter::Mine,
+        ConversationFilter::Resolved,
+    ];
+}
+
 /// `GET /conversations` query.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -120,10 +145,9 @@ pub struct ListConversationsQuery {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub page_size: Option<u64>,
-    /// all, unassigned, mine, resolved.
+    /// Tab, default all.
     #[serde(default)]
-    #[schemars(extend("enum" = ["all", "unassigned", "mine", "resolved"]))]
-    pub filter: Option<String>,
+    pub filter: Option<ConversationFilter>,
     /// Status.
     #[serde(default)]
     pub status: Option<ConversationStatus>,

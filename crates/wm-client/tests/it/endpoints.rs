@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 use wiremock::matchers::{body_json, header, method, path};
 use wiremock::{Mock, ResponseTemplate};
-use wm_client::types::campaigns::{Audience, CreateCampaign, SendCampaign};
+use wm_client::types::campaigns::{Audience, CreateCampaign, SendCampaign, SendWhen};
 use wm_client::types::contacts::{
     BulkUpdateContacts, CreateContact, CreateIdentity, CreateNote, UpdateContact,
 };
@@ -287,7 +287,7 @@ async fn campaign_endpoints() {
         .send(
             k,
             &SendCampaign {
-                when: Some("staggered".into()),
+                when: Some(SendWhen::Staggered),
                 batch_size: Some(100),
                 batch_interval_min: Some(5),
                 scheduled_at: None,

@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, ResponseTemplate};
 use wm_client::reports::{NaiveDate, ReportDate};
-use wm_client::types::automations::TriggerType;
+use wm_client::types::automations::{AutomationTab, RunFilter, TriggerType};
+use wm_client::types::conversations::ConversationFilter;
 use wm_client::types::enums::{ChannelType, ConversationStatus};
 use wm_client::types::reports::{
     CampaignDay, CampaignTotals, CommercialDay, CommercialTotals, ConversationDay,
@@ -74,7 +75,7 @@ async fn conversation_filters_are_sent_as_the_server_expects() {
         .client
         .conversations()
         .list()
-        .filter("unassigned")
+        .filter(ConversationFilter::Unassigned)
         .status(ConversationStatus::Pending)
         .channel_id(channel)
         .channel_type(ChannelType::MessagingAppA)
@@ -171,7 +172,7 @@ async fn automation_list_filters_detail_and_errors() {
     let a = h.client.automations();
     let list = a
         .list()
-        .tab("paused")
+        .tab(AutomationTab::Paused)
         .trigger(TriggerType::NoResponseDays)
         .q("welcome")
         .include_archived(true)
@@ -226,7 +227,7 @@ async fn automation_logs_query_and_stream() {
         .client
         .automations()
         .logs(id(1))
-        .result("failed")
+        .result(RunFilter::Failed)
         .page(3)
         .page_size(10)
         .send()

@@ -4,6 +4,7 @@
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, ResponseTemplate};
 use wm_client::types::campaigns::TemplateCategory;
+use wm_client::types::campaigns::{CampaignTab, RecipientFilter};
 use wm_client::types::contacts::{ContactTab, TimelineFilter};
 use wm_client::types::enums::{ChannelType, ContactSource};
 
@@ -153,7 +154,7 @@ async fn campaign_filters_are_sent_as_the_server_expects() {
     h.client
         .campaigns()
         .list()
-        .tab("drafts")
+        .tab(CampaignTab::Drafts)
         .category(TemplateCategory::Utility)
         .phone_number_id(id(4))
         .q("black friday")
@@ -187,7 +188,7 @@ async fn recipient_and_delivery_pages_are_sent() {
     h.client
         .campaigns()
         .recipients(id(1))
-        .filter("failed")
+        .filter(RecipientFilter::Failed)
         .page(2)
         .send()
         .await

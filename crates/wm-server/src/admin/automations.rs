@@ -34,7 +34,7 @@ async fn list(
 ) -> ApiResult<Json<AutomationList>> {
     let org = org_of(&s, &org).await?;
     let q = ListAutomationsQuery {
-        include_archived: Some("true".into()),
+        include_archived: Some(true),
         ..Default::default()
     };
     Ok(Json(svc::list(&s, org, &q).await?))

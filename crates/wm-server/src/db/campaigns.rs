@@ -7,7 +7,7 @@ use sea_orm::{
     ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, QueryFilter, QuerySelect,
 };
 use uuid::Uuid;
-use wm_types::campaigns::CampaignStats;
+use wm_types::campaigns::{CampaignStats, RecipientFilter};
 use wm_types::enums::RecipientStatus;
 
 use super::entities::recipient;
@@ -79,15 +79,16 @@ pub async fn stats(
 }
 
 /// The filter of the recipients list (and of `stats`' meaning).
-pub fn filter_statuses(filter: &str) -> Option<Vec<&'static str>> {
+pub fn filter_statuses(filter: RecipientFilter) -> Option<Vec<&'static str>> {
     let s = |v: &[RecipientStatus]| Some(v.iter().map(|x| x.as_str()).collect());
+    use RecipientFilter as F;
     use RecipientStatus as R;
     match filter {
-        "delivered" => s(&[R::Delivered, R::Read, R::Replied]),
-        "read" => s(&[R::Read, R::Replied]),
-        "replied" => s(&[R::Replied]),
-        "failed" => s(&[R::Failed]),
-        "pending" => s(&[R::Pending]),
-        _ => None,
+        F::Delivered => s(&[R::Delivered, R::Read, R::Replied]),
+        F::Read => s(&[R::Read, R::Replied]),
+        F::Replied => s(&[R::Replied]),
+        F::Failed => s(&[R::Failed]),
+        F::Pending => s(&[R::Pending]),
+        F::All => None,
     }
 }

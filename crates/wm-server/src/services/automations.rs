@@ -11,8 +11,8 @@ use sea_orm::{
 use uuid::Uuid;
 use wm_core::automations::{check_definition, step_summary, trigger_label};
 use wm_types::automations::{
-    Automation, AutomationList, AutomationRun, AutomationStatus, AutomationSummary,
-    CreateAutomation, ListAutomationsQuery, LogsQuery, RunStep, Step, TriggerType,
+    Automation, AutomationList, AutomationRun, AutomationStatus, AutomationSummary, AutomationTab,
+    CreateAutomation, ListAutomationsQuery, LogsQuery, RunFilter, RunStep, Step, TriggerType,
     UpdateAutomation,
 };
 use wm_types::campaigns::RecipientContact;
@@ -139,17 +139,19 @@ pub async fn list(
     let now = state.now_ms();
     let mut sel = in_org::<automation::Entity>(org);
     use AutomationStatus as S;
-    match q.tab.as_deref() {
-        Some("active") => sel = sel.filter(automation::Column::Status.eq(S::Active.as_str())),
-        Some("paused") => {
+    match q.tab.unwrap_or_default() {
+        AutomationTab::Active => {
+            sel = sel.filter(automation::Column::Status.eq(S::Active.as_str()))
+        }
+        AutomationTab::Paused => {
             sel = sel.filter(
                 automation::Column::Status.is_in([S::Paused.as_str(), S::PausedByFailure.as_str()]),
             )
         }
-        Some("drafts") => sel = sel.filter(automation::Column::Status.eq(S::Draft.as_str())),
-        _ => {}
+        AutomationTab::Drafts => sel = sel.filter(automation::Column::Status.eq(S::Draft.as_str())),
+        AutomationTab::All => {}
     }
-    if q.include_archived.as_deref() != Some("true") {
+    if q.include_archived != Some(true) {
         sel = sel.filter(automation::Column::Status.ne(S::Archived.as_str()));
     }
     if let Some(t) = q.trigger {
@@ -252,7 +254,7 @@ pub async fn logs(
     load(conn, org, id).await?;
     let mut sel =
         in_org::<automation_run::Entity>(org).filter(automation_run::Column::AutomationId.eq(id));
-    if let Some(r) = q.result.as_deref().filter(|r| *r != "all") {
+    if let Some(r) = q.result.and_then(RunFilter::result) {
         sel = sel.filter(automation_run::Column::Result.eq(r));
     }
     let total = sel.clone().count(conn).await?;

@@ -18,9 +18,9 @@ use wm_core::pricing::{RateCard, allowance_covered};
 use wm_core::templates;
 use wm_types::campaigns::{
     Audience, AudienceResult, Campaign, CampaignList, CampaignPhoneNumber, CampaignStats,
-    CampaignStatus, CampaignSummary, CampaignTabs, CampaignTemplate, CostPreview, CreateCampaign,
-    ErrorByReason, LastReply, ListCampaignsQuery, MarketCost, QualityRating, Recipient,
-    RecipientContact, RecipientsQuery, SendCampaign, TemplateCategory, TemplateStatus,
+    CampaignStatus, CampaignSummary, CampaignTab, CampaignTabs, CampaignTemplate, CostPreview,
+    CreateCampaign, ErrorByReason, LastReply, ListCampaignsQuery, MarketCost, QualityRating,
+    Recipient, RecipientContact, RecipientsQuery, SendCampaign, TemplateCategory, TemplateStatus,
     WalletPreview,
 };
 use wm_types::common::PageMeta;
@@ -356,17 +356,17 @@ pub async fn duplicate(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campa
     detail(state, &row).await
 }
 
-fn tab_condition(org: Uuid, tab: &str) -> Condition {
+fn tab_condition(org: Uuid, tab: CampaignTab) -> Condition {
     use CampaignStatus as S;
     let statuses = |v: &[S]| {
         Condition::all().add(campaign::Column::Status.is_in(v.iter().map(|s| s.as_str())))
     };
     match tab {
-        "sending" => statuses(&[S::Sending, S::Paused]),
-        "scheduled" => statuses(&[S::Scheduled]),
-        "drafts" => statuses(&[S::Draft]),
-        "finished" => statuses(&[S::Completed]),
-        "errors" => Condition::any()
+        CampaignTab::Sending => statuses(&[S::Sending, S::Paused]),
+        CampaignTab::Scheduled => statuses(&[S::Scheduled]),
+        CampaignTab::Drafts => statuses(&[S::Draft]),
+        CampaignTab::Finished => statuses(&[S::Completed]),
+        CampaignTab::Errors => Condition::any()
             .add(campaign::Column::StopReason.is_not_null())
             .add(
                 campaign::Column::Id.in_subquery(
@@ -378,7 +378,7 @@ fn tab_condition(org: Uuid, tab: &str) -> Condition {
                         .to_owned(),
                 ),
             ),
-        _ => Condition::all(),
+        CampaignTab::All => Condition::all(),
     }
 }
 
@@ -417,7 +417,7 @@ pub async fn list(state: &AppState, org: Uuid, q: &ListCampaignsQuery) -> ApiRes
     let conn = &state.db.conn;
     let now = state.now_ms();
     let base = filters(org, q, now);
-    let count = |tab: &'static str| {
+    let count = |tab: CampaignTab| {
         let base = base.clone();
         async move {
             campaign::Entity::find()
@@ -428,26 +428,26 @@ pub async fn list(state: &AppState, org: Uuid, q: &ListCampaignsQuery) -> ApiRes
         }
     };
     let tabs = CampaignTabs {
-        all: count("all").await?,
-        sending: count("sending").await?,
-        scheduled: count("scheduled").await?,
-        drafts: count("drafts").await?,
-        errors: count("errors").await?,
-        finished: count("finished").await?,
+        all: count(CampaignTab::All).await?,
+        sending: count(CampaignTab::Sending).await?,
+        scheduled: count(CampaignTab::Scheduled).await?,
+        drafts: count(CampaignTab::Drafts).await?,
+        errors: count(CampaignTab::Errors).await?,
+        finished: count(CampaignTab::Finished).await?,
     };
-    let tab = q.tab.clone().unwrap_or_else(|| "all".into());
-    let total = match tab.as_str() {
-        "sending" => tabs.sending,
-        "scheduled" => tabs.scheduled,
-        "drafts" => tabs.drafts,
-        "errors" => tabs.errors,
-        "finished" => tabs.finished,
-        _ => tabs.all,
+    let tab = q.tab.unwrap_or_default();
+    let total = match tab {
+        CampaignTab::All => tabs.all,
+        CampaignTab::Sending => tabs.sending,
+        CampaignTab::Scheduled => tabs.scheduled,
+        CampaignTab::Drafts => tabs.drafts,
+        CampaignTab::Errors => tabs.errors,
+        CampaignTab::Finished => tabs.finished,
     };
     let (page, page_size) = (q.page.unwrap_or(1), q.page_size.unwrap_or(20));
     let rows = campaign::Entity::find()
         .filter(base)
-        .filter(tab_condition(org, &tab))
+        .filter(tab_condition(org, tab))
         .order_by_desc(campaign::Column::CreatedAt)
         .order_by_desc(campaign::Column::Id)
         .offset(crate::db::offset(page, page_size))
@@ -540,11 +540,7 @@ pub async fn recipients(
     let conn = &state.db.conn;
     load(conn, org, id).await?;
     let mut sel = recipient::Entity::find().filter(recipient::Column::CampaignId.eq(id));
-    if let Some(statuses) = q
-        .filter
-        .as_deref()
-        .and_then(crate::db::campaigns::filter_statuses)
-    {
+    if let Some(statuses) = q.filter.and_then(crate::db::campaigns::filter_statuses) {
         sel = sel.filter(recipient::Column::Status.is_in(statuses));
     }
     let total = sel.clone().count(conn).await?;

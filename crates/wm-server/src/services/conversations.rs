@@ -13,8 +13,8 @@ use wm_types::Timestamp;
 use wm_types::common::PageMeta;
 use wm_types::contacts::{ChannelRef, UserRef};
 use wm_types::conversations::{
-    Conversation, ConversationContact, ConversationList, ConversationSummary, ConversationTabs,
-    InitiatedBy, ListConversationsQuery, UpdateConversation,
+    Conversation, ConversationContact, ConversationFilter, ConversationList, ConversationSummary,
+    ConversationTabs, InitiatedBy, ListConversationsQuery, UpdateConversation,
 };
 use wm_types::enums::{ChannelType, ConversationStatus};
 
@@ -139,15 +139,19 @@ fn filters(base: Condition, org: Uuid, q: &ListConversationsQuery) -> Condition 
     c
 }
 
-fn tab(filter: &str, me: Uuid) -> Condition {
+fn tab(filter: ConversationFilter, me: Uuid) -> Condition {
     let resolved = ConversationStatus::Resolved.as_str();
     match filter {
-        "unassigned" => Condition::all()
+        ConversationFilter::Unassigned => Condition::all()
             .add(conversation::Column::Status.ne(resolved))
             .add(conversation::Column::AssignedToUserId.is_null()),
-        "mine" => Condition::all().add(conversation::Column::AssignedToUserId.eq(me)),
-        "resolved" => Condition::all().add(conversation::Column::Status.eq(resolved)),
-        _ => Condition::all(),
+        ConversationFilter::Mine => {
+            Condition::all().add(conversation::Column::AssignedToUserId.eq(me))
+        }
+        ConversationFilter::Resolved => {
+            Condition::all().add(conversation::Column::Status.eq(resolved))
+        }
+        ConversationFilter::All => Condition::all(),
     }
 }
 
@@ -161,26 +165,26 @@ pub async fn list(
     let org = auth.org_id;
     let active = active_channels(state, org).await?;
     let base = filters(active.clone(), org, q);
-    let count = |f: &'static str| {
+    let count = |f: ConversationFilter| {
         let c = base.clone().add(tab(f, auth.user_id));
         async move { conversation::Entity::find().filter(c).count(conn).await }
     };
     let tabs = ConversationTabs {
-        all: count("all").await?,
-        unassigned: count("unassigned").await?,
-        mine: count("mine").await?,
-        resolved: count("resolved").await?,
+        all: count(ConversationFilter::All).await?,
+        unassigned: count(ConversationFilter::Unassigned).await?,
+        mine: count(ConversationFilter::Mine).await?,
+        resolved: count(ConversationFilter::Resolved).await?,
     };
-    let filter = q.filter.clone().unwrap_or_else(|| "all".into());
-    let total = match filter.as_str() {
-        "unassigned" => tabs.unassigned,
-        "mine" => tabs.mine,
-        "resolved" => tabs.resolved,
-        _ => tabs.all,
+    let filter = q.filter.unwrap_or_default();
+    let total = match filter {
+        ConversationFilter::All => tabs.all,
+        ConversationFilter::Unassigned => tabs.unassigned,
+        ConversationFilter::Mine => tabs.mine,
+        ConversationFilter::Resolved => tabs.resolved,
     };
     let (page, page_size) = (q.page.unwrap_or(1), q.page_size.unwrap_or(20));
     let rows = conversation::Entity::find()
-        .filter(base.add(tab(&filter, auth.user_id)))
+        .filter(base.add(tab(filter, auth.user_id)))
         .order_by_desc(conversation::Column::UpdatedAt)
         .order_by_desc(conversation::Column::Id)
         .offset(crate::db::offset(page, page_size))
@@ -242,7 +246,7 @@ async fn summary(state: &AppState, org: Uuid, active: Condition) -> ApiResult<Co
             Some(today),
         ))
         .await?,
-        unassigned: count(tab("unassigned", Uuid::nil())).await?,
+        unassigned: count(tab(ConversationFilter::Unassigned, Uuid::nil())).await?,
         oldest_waiting_minutes: waiting
             .map(|t| u64::try_from((now.timestamp_millis() - t) / 60_000).unwrap_or(0))
             .unwrap_or(0),

@@ -13,15 +13,19 @@ use futures::TryStreamExt;
 use serde_json::{Value, json};
 use uuid::Uuid;
 use wm_client::reports::NaiveDate;
-use wm_client::types::automations::{AutomationStatus, StepType, TriggerType};
+use wm_client::types::automations::{
+    AutomationStatus, AutomationTab, RunFilter, StepType, TriggerType,
+};
 use wm_client::types::campaigns::{
     Audience, CampaignStatus, CreateCampaign, LedgerKind, QualityRating, SendCampaign,
     TemplateCategory, TemplateStatus,
 };
+use wm_client::types::campaigns::{CampaignTab, RecipientFilter, SendWhen};
 use wm_client::types::contacts::{
     BulkUpdateContacts, Consent, ContactTab, CreateContact, CreateIdentity, CreateNote,
     TimelineFilter, TimelineKind, UpdateContact,
 };
+use wm_client::types::conversations::ConversationFilter;
 use wm_client::types::conversations::InitiatedBy;
 use wm_client::types::enums::{
     ChannelType, ContactSource, ConversationStatus, RecipientStatus, StageCategory,
@@ -861,7 +865,7 @@ async fn campaigns_from_draft_to_completed_through_the_client() {
     let failed = c
         .campaigns()
         .recipients(draft.id)
-        .filter("failed")
+        .filter(RecipientFilter::Failed)
         .send()
         .await
         .expect("failed");
@@ -884,7 +888,7 @@ async fn campaigns_from_draft_to_completed_through_the_client() {
         .send(
             staggered.id,
             &SendCampaign {
-                when: Some("staggered".into()),
+                when: Some(SendWhen::Staggered),
                 batch_size: Some(9),
                 batch_interval_min: Some(5),
                 scheduled_at: None,
@@ -901,7 +905,7 @@ async fn campaigns_from_draft_to_completed_through_the_client() {
         .send(
             staggered.id,
             &SendCampaign {
-                when: Some("staggered".into()),
+                when: Some(SendWhen::Staggered),
                 batch_size: Some(10),
                 batch_interval_min: Some(1),
                 scheduled_at: None,
@@ -962,7 +966,7 @@ async fn campaigns_from_draft_to_completed_through_the_client() {
     let drafts = c
         .campaigns()
         .list()
-        .tab("drafts")
+        .tab(CampaignTab::Drafts)
         .send()
         .await
         .expect("drafts");
@@ -1238,14 +1242,29 @@ async fn conversations_and_automations_through_the_client() {
     };
     let list = || c.conversations().list();
     assert_eq!(
-        ids(list().filter("unassigned").send().await.expect("f")),
+        ids(list()
+            .filter(ConversationFilter::Unassigned)
+            .send()
+            .await
+            .expect("f")),
         vec![ana_conv]
     );
     assert_eq!(
-        ids(list().filter("mine").send().await.expect("f")),
+        ids(list()
+            .filter(ConversationFilter::Mine)
+            .send()
+            .await
+            .expect("f")),
         vec![bea_conv]
     );
-    assert!(ids(list().filter("resolved").send().await.expect("f")).is_empty());
+    assert!(
+        ids(list()
+            .filter(ConversationFilter::Resolved)
+            .send()
+            .await
+            .expect("f"))
+        .is_empty()
+    );
     assert_eq!(
         ids(list().q("bea").send().await.expect("q")),
         vec![bea_conv]
@@ -1385,11 +1404,25 @@ async fn conversations_and_automations_through_the_client() {
         l.data.iter().map(|a| a.id).collect()
     };
     assert_eq!(
-        only(autos.list().tab("active").send().await.expect("tab")),
+        only(
+            autos
+                .list()
+                .tab(AutomationTab::Active)
+                .send()
+                .await
+                .expect("tab")
+        ),
         vec![welcome]
     );
     assert_eq!(
-        only(autos.list().tab("drafts").send().await.expect("tab")),
+        only(
+            autos
+                .list()
+                .tab(AutomationTab::Drafts)
+                .send()
+                .await
+                .expect("tab")
+        ),
         vec![nudge]
     );
     assert_eq!(
@@ -1471,7 +1504,7 @@ async fn conversations_and_automations_through_the_client() {
     assert_eq!(app.automation_pass().await.runs, 1);
     let waiting = autos
         .logs(welcome)
-        .result("waiting")
+        .result(RunFilter::Waiting)
         .send()
         .await
         .expect("waiting");
@@ -1481,7 +1514,7 @@ async fn conversations_and_automations_through_the_client() {
     assert_eq!(app.automation_pass().await.runs, 1);
     let done = autos
         .logs(welcome)
-        .result("completed")
+        .result(RunFilter::Completed)
         .page_size(5)
         .send()
         .await
@@ -1505,7 +1538,7 @@ async fn conversations_and_automations_through_the_client() {
     assert_eq!(
         autos
             .logs(welcome)
-            .result("failed")
+            .result(RunFilter::Failed)
             .send()
             .await
             .expect("failed")
@@ -1524,10 +1557,10 @@ async fn conversations_and_automations_through_the_client() {
     assert_eq!((summary.runs7d, summary.templates_sent7d), (1, 1));
     let bad = autos
         .logs(welcome)
-        .result("nope")
+        .page_size(101)
         .send()
         .await
-        .expect_err("bad result");
+        .expect_err("bad page size");
     assert!(matches!(&bad, Error::Validation { .. }), "{bad:?}");
 }
 
