@@ -4,7 +4,8 @@
 use std::marker::PhantomData;
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::rejection::RawPathParamsRejection;
+use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use uuid::Uuid;
@@ -210,11 +211,55 @@ impl<S: Send + Sync> FromRequestParts<S> for NoQuery {
     }
 }
 
-/// Parses a path id; anything that is not a UUID is a 404 for `what`.
-pub fn path_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
+/// The UUID in path parameter `name`; anything else is a 404 for `what`, as an id that names
+/// nothing. A path with bytes that are not UTF-8 has no readable parameters at all (axum
+/// decodes them together), so it is the 404 of the first id read.
+async fn path_uuid(parts: &mut Parts, name: &str, what: &str) -> Result<Uuid, ApiError> {
+    let params = match RawPathParams::from_request_parts(parts, &()).await {
+        Ok(params) => params,
+        Err(RawPathParamsRejection::InvalidUtf8InPathParam(_)) => {
+            return Err(ApiError::not_found(what));
+        }
+        Err(e) => return Err(ApiError::Internal(anyhow::anyhow!("path parameters: {e}"))),
+    };
+    let raw = params
+        .iter()
+        .find_map(|(k, v)| (k == name).then_some(v))
+        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("the route has no {{{name}}}")))?;
     if wm_core::validate::is_uuid(raw) {
         Uuid::parse_str(raw).map_err(|_| ApiError::not_found(what))
     } else {
         Err(ApiError::not_found(what))
     }
+}
+
+/// A typed path id per resource: the parameter it reads and the resource its 404 names come
+/// from one declaration. Handlers take it after the query extractor and
+/// before the body: a bad query is a 400 first, a bad id a 404 before the body is read.
+macro_rules! path_ids {
+    ($($name:ident($param:literal) => $what:literal;)+) => {$(
+        #[doc = concat!("The `{", $param, "}` of a path, a UUID; anything else is a 404 `", $what, " not found`.")]
+        pub struct $name(pub Uuid);
+
+        impl<S: Send + Sync> FromRequestParts<S> for $name {
+            type Rejection = ApiError;
+
+            async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+                path_uuid(parts, $param, $what).await.map($name)
+            }
+        }
+    )+};
+}
+path_ids! {
+    ContactId("id") => "Contact";
+    ImportId("id") => "Import";
+    CampaignId("id") => "Campaign";
+    AutomationId("id") => "Automation";
+    ConversationId("id") => "Conversation";
+    WebhookId("id") => "Webhook";
+    DeliveryId("deliveryId") => "Delivery";
+    OrgId("orgId") => "Organization";
+    ApiKeyId("id") => "API key";
+    DealId("id") => "Deal";
+    PhoneNumberId("id") => "Phone number";
 }

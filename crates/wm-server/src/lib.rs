@@ -7,8 +7,8 @@
 //! - [`serve`]: connect, migrate, optionally seed the demo, and listen.
 //!
 //! Modules: [`config`] (flags), [`state`], [`error`] (the spec's error bodies), [`extract`]
-//! (auth, validated JSON/query), [`auth`] (keys, middlewares), [`rate_limit`], [`listener`]
-//! (connection timeouts and caps), [`routes`]
+//! (auth, validated JSON/query, path ids), [`reply`] (success statuses), [`auth`] (keys,
+//! middlewares), [`rate_limit`], [`listener`] (connection timeouts and caps), [`routes`]
 //! (one module per resource), [`admin`] (operator API), [`services`] (use cases),
 //! [`db`] (entities, migrations, queries), [`worker`] (campaigns, webhook deliveries,
 //! automations, contact imports), [`cache`], [`demo`],
@@ -43,6 +43,7 @@ pub mod observe;
 pub mod openapi;
 pub mod provider;
 pub mod rate_limit;
+pub mod reply;
 pub mod routes;
 pub mod secrets;
 pub mod services;

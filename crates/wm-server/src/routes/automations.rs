@@ -1,20 +1,19 @@
 //! `/automations`: the list with its summary, the detail and the run logs
 //! (`automations:read`).
 
-use axum::extract::{Path, State};
+use axum::Router;
+use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::Page;
 use wm_types::automations::{
     Automation, AutomationList, AutomationRun, ListAutomationsQuery, LogsQuery,
 };
 
 use crate::error::ApiResult;
-use crate::extract::{Authed, AutomationsRead, NoQuery, ValidatedQuery, path_id};
+use crate::extract::{Authed, AutomationId, AutomationsRead, NoQuery, ValidatedQuery};
+use crate::reply::Json;
 use crate::services::automations as svc;
 use crate::state::AppState;
-
-const WHAT: &str = "Automation";
 
 /// The automation routes.
 pub fn router() -> Router<AppState> {
@@ -35,19 +34,17 @@ async fn list(
 async fn detail(
     State(s): State<AppState>,
     auth: Authed<AutomationsRead>,
-    Path(id): Path<String>,
     _: NoQuery,
+    AutomationId(id): AutomationId,
 ) -> ApiResult<Json<Automation>> {
-    Ok(Json(svc::get(&s, auth.org_id, path_id(&id, WHAT)?).await?))
+    Ok(Json(svc::get(&s, auth.org_id, id).await?))
 }
 
 async fn logs(
     State(s): State<AppState>,
     auth: Authed<AutomationsRead>,
-    Path(id): Path<String>,
     ValidatedQuery(q): ValidatedQuery<LogsQuery>,
+    AutomationId(id): AutomationId,
 ) -> ApiResult<Json<Page<AutomationRun>>> {
-    Ok(Json(
-        svc::logs(&s, auth.org_id, path_id(&id, WHAT)?, &q).await?,
-    ))
+    Ok(Json(svc::logs(&s, auth.org_id, id, &q).await?))
 }

@@ -1,10 +1,9 @@
 //! `/campaigns`: create, list, detail, audience, cost preview, send, pause, resume and
 //! duplicate.
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::Router;
+use axum::extract::State;
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use wm_types::Page;
 use wm_types::campaigns::{
     Audience, AudienceResult, Campaign, CampaignList, CostPreview, CreateCampaign,
@@ -13,12 +12,12 @@ use wm_types::campaigns::{
 
 use crate::error::ApiResult;
 use crate::extract::{
-    Authed, CampaignsRead, CampaignsWrite, NoBody, NoQuery, ValidatedJson, ValidatedQuery, path_id,
+    Authed, CampaignId, CampaignsRead, CampaignsWrite, NoBody, NoQuery, ValidatedJson,
+    ValidatedQuery,
 };
+use crate::reply::{Created, Json};
 use crate::services::campaigns as svc;
 use crate::state::AppState;
-
-const WHAT: &str = "Campaign";
 
 /// The campaign routes.
 pub fn router() -> Router<AppState> {
@@ -49,101 +48,83 @@ async fn create(
     auth: Authed<CampaignsWrite>,
     _: NoQuery,
     ValidatedJson(body): ValidatedJson<CreateCampaign>,
-) -> ApiResult<(StatusCode, Json<Campaign>)> {
-    Ok((
-        StatusCode::CREATED,
-        Json(svc::create(&s, auth.org_id, body).await?),
-    ))
+) -> ApiResult<Created<Campaign>> {
+    Ok(Created(svc::create(&s, auth.org_id, body).await?))
 }
 
 async fn detail(
     State(s): State<AppState>,
     auth: Authed<CampaignsRead>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
 ) -> ApiResult<Json<Campaign>> {
-    Ok(Json(svc::get(&s, auth.org_id, path_id(&id, WHAT)?).await?))
+    Ok(Json(svc::get(&s, auth.org_id, id).await?))
 }
 
 async fn recipients(
     State(s): State<AppState>,
     auth: Authed<CampaignsRead>,
-    Path(id): Path<String>,
     ValidatedQuery(q): ValidatedQuery<RecipientsQuery>,
+    CampaignId(id): CampaignId,
 ) -> ApiResult<Json<Page<Recipient>>> {
-    Ok(Json(
-        svc::recipients(&s, auth.org_id, path_id(&id, WHAT)?, &q).await?,
-    ))
+    Ok(Json(svc::recipients(&s, auth.org_id, id, &q).await?))
 }
 
 async fn add_audience(
     State(s): State<AppState>,
     auth: Authed<CampaignsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
     ValidatedJson(body): ValidatedJson<Audience>,
 ) -> ApiResult<Json<AudienceResult>> {
-    Ok(Json(
-        svc::add_audience(&s, auth.org_id, path_id(&id, WHAT)?, body).await?,
-    ))
+    Ok(Json(svc::add_audience(&s, auth.org_id, id, body).await?))
 }
 
 async fn preview_cost(
     State(s): State<AppState>,
     auth: Authed<CampaignsRead>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
 ) -> ApiResult<Json<CostPreview>> {
-    Ok(Json(
-        svc::preview_cost(&s, auth.org_id, path_id(&id, WHAT)?).await?,
-    ))
+    Ok(Json(svc::preview_cost(&s, auth.org_id, id).await?))
 }
 
 async fn send(
     State(s): State<AppState>,
     auth: Authed<CampaignsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
     ValidatedJson(body): ValidatedJson<SendCampaign>,
 ) -> ApiResult<Json<Campaign>> {
-    Ok(Json(
-        svc::send(&s, auth.org_id, path_id(&id, WHAT)?, body).await?,
-    ))
+    Ok(Json(svc::send(&s, auth.org_id, id, body).await?))
 }
 
 async fn pause(
     State(s): State<AppState>,
     auth: Authed<CampaignsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
     _: NoBody,
 ) -> ApiResult<Json<Campaign>> {
-    Ok(Json(
-        svc::pause(&s, auth.org_id, path_id(&id, WHAT)?).await?,
-    ))
+    Ok(Json(svc::pause(&s, auth.org_id, id).await?))
 }
 
 async fn resume(
     State(s): State<AppState>,
     auth: Authed<CampaignsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
     _: NoBody,
 ) -> ApiResult<Json<Campaign>> {
-    Ok(Json(
-        svc::resume(&s, auth.org_id, path_id(&id, WHAT)?).await?,
-    ))
+    Ok(Json(svc::resume(&s, auth.org_id, id).await?))
 }
 
 async fn duplicate(
     State(s): State<AppState>,
     auth: Authed<CampaignsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
     _: NoBody,
-) -> ApiResult<(StatusCode, Json<Campaign>)> {
-    Ok((
-        StatusCode::CREATED,
-        Json(svc::duplicate(&s, auth.org_id, path_id(&id, WHAT)?).await?),
-    ))
+) -> ApiResult<Created<Campaign>> {
+    Ok(Created(svc::duplicate(&s, auth.org_id, id).await?))
 }

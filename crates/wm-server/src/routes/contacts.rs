@@ -1,9 +1,10 @@
 //! `/contacts`: the contacts API.
 
-use axum::extract::{Path, State};
+use axum::Router;
+use axum::extract::State;
 use axum::http::StatusCode;
+use axum::response::IntoResponse;
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use wm_types::PageQuery;
 use wm_types::common::{Deleted, Page};
 use wm_types::contacts::{
@@ -13,12 +14,11 @@ use wm_types::contacts::{
 
 use crate::error::ApiResult;
 use crate::extract::{
-    Authed, ContactsRead, ContactsWrite, NoBody, NoQuery, ValidatedJson, ValidatedQuery, path_id,
+    Authed, ContactId, ContactsRead, ContactsWrite, NoBody, NoQuery, ValidatedJson, ValidatedQuery,
 };
+use crate::reply::{Created, Json};
 use crate::services::contacts as svc;
 use crate::state::AppState;
-
-const WHAT: &str = "Contact";
 
 /// The contact routes.
 pub fn router() -> Router<AppState> {
@@ -44,11 +44,8 @@ async fn create(
     auth: Authed<ContactsWrite>,
     _: NoQuery,
     ValidatedJson(body): ValidatedJson<CreateContact>,
-) -> ApiResult<(StatusCode, Json<Contact>)> {
-    Ok((
-        StatusCode::CREATED,
-        Json(svc::create(&s, &auth, body).await?),
-    ))
+) -> ApiResult<Created<Contact>> {
+    Ok(Created(svc::create(&s, &auth, body).await?))
 }
 
 async fn bulk(
@@ -56,84 +53,84 @@ async fn bulk(
     auth: Authed<ContactsWrite>,
     _: NoQuery,
     ValidatedJson(body): ValidatedJson<BulkUpdateContacts>,
-) -> ApiResult<(StatusCode, Json<BulkResult>)> {
-    Ok((StatusCode::CREATED, Json(svc::bulk(&s, &auth, body).await?)))
+) -> ApiResult<Created<BulkResult>> {
+    Ok(Created(svc::bulk(&s, &auth, body).await?))
 }
 
 async fn detail(
     State(s): State<AppState>,
     auth: Authed<ContactsRead>,
-    Path(id): Path<String>,
     _: NoQuery,
+    ContactId(id): ContactId,
 ) -> ApiResult<Json<Contact>> {
-    Ok(Json(svc::get(&s, auth.org_id, path_id(&id, WHAT)?).await?))
+    Ok(Json(svc::get(&s, auth.org_id, id).await?))
 }
 
 async fn update(
     State(s): State<AppState>,
     auth: Authed<ContactsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    ContactId(id): ContactId,
     ValidatedJson(body): ValidatedJson<UpdateContact>,
 ) -> ApiResult<Json<Contact>> {
-    Ok(Json(
-        svc::update(&s, &auth, path_id(&id, WHAT)?, body).await?,
-    ))
+    Ok(Json(svc::update(&s, &auth, id, body).await?))
 }
 
 async fn remove(
     State(s): State<AppState>,
     auth: Authed<ContactsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    ContactId(id): ContactId,
     _: NoBody,
 ) -> ApiResult<Json<Deleted>> {
-    svc::delete(&s, auth.org_id, path_id(&id, WHAT)?).await?;
+    svc::delete(&s, auth.org_id, id).await?;
     Ok(Json(Deleted { deleted: true }))
 }
 
 async fn timeline(
     State(s): State<AppState>,
     auth: Authed<ContactsRead>,
-    Path(id): Path<String>,
     ValidatedQuery(q): ValidatedQuery<TimelineQuery>,
+    ContactId(id): ContactId,
 ) -> ApiResult<Json<Page<TimelineEntry>>> {
-    Ok(Json(
-        svc::timeline(&s, auth.org_id, path_id(&id, WHAT)?, q).await?,
-    ))
+    Ok(Json(svc::timeline(&s, auth.org_id, id, q).await?))
+}
+
+/// The identity link's answer: 201 when linked now, 200 when it already was.
+struct Linked(StatusCode, Identity);
+
+impl IntoResponse for Linked {
+    fn into_response(self) -> axum::response::Response {
+        (self.0, axum::Json(self.1)).into_response()
+    }
 }
 
 async fn add_identity(
     State(s): State<AppState>,
     auth: Authed<ContactsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    ContactId(id): ContactId,
     ValidatedJson(body): ValidatedJson<CreateIdentity>,
-) -> ApiResult<(StatusCode, Json<Identity>)> {
-    let (status, identity) = svc::add_identity(&s, auth.org_id, path_id(&id, WHAT)?, body).await?;
-    Ok((status, Json(identity)))
+) -> ApiResult<Linked> {
+    let (status, identity) = svc::add_identity(&s, auth.org_id, id, body).await?;
+    Ok(Linked(status, identity))
 }
 
 async fn notes(
     State(s): State<AppState>,
     auth: Authed<ContactsRead>,
-    Path(id): Path<String>,
     ValidatedQuery(q): ValidatedQuery<PageQuery>,
+    ContactId(id): ContactId,
 ) -> ApiResult<Json<Page<Note>>> {
-    Ok(Json(
-        svc::notes(&s, auth.org_id, path_id(&id, WHAT)?, q).await?,
-    ))
+    Ok(Json(svc::notes(&s, auth.org_id, id, q).await?))
 }
 
 async fn add_note(
     State(s): State<AppState>,
     auth: Authed<ContactsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    ContactId(id): ContactId,
     ValidatedJson(body): ValidatedJson<CreateNote>,
-) -> ApiResult<(StatusCode, Json<Note>)> {
-    Ok((
-        StatusCode::CREATED,
-        Json(svc::add_note(&s, &auth, path_id(&id, WHAT)?, body).await?),
-    ))
+) -> ApiResult<Created<Note>> {
+    Ok(Created(svc::add_note(&s, &auth, id, body).await?))
 }

@@ -1,12 +1,13 @@
 //! `/conversations`: the inbox, read-only (`conversations:read`).
 
-use axum::extract::{Path, State};
+use axum::Router;
+use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::conversations::{Conversation, ConversationList, ListConversationsQuery};
 
 use crate::error::ApiResult;
-use crate::extract::{Authed, ConversationsRead, NoQuery, ValidatedQuery, path_id};
+use crate::extract::{Authed, ConversationId, ConversationsRead, NoQuery, ValidatedQuery};
+use crate::reply::Json;
 use crate::services::conversations as svc;
 use crate::state::AppState;
 
@@ -28,10 +29,8 @@ async fn list(
 async fn detail(
     State(s): State<AppState>,
     auth: Authed<ConversationsRead>,
-    Path(id): Path<String>,
     _: NoQuery,
+    ConversationId(id): ConversationId,
 ) -> ApiResult<Json<Conversation>> {
-    Ok(Json(
-        svc::get(&s, auth.org_id, path_id(&id, "Conversation")?).await?,
-    ))
+    Ok(Json(svc::get(&s, auth.org_id, id).await?))
 }

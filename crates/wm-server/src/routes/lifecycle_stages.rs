@@ -1,13 +1,14 @@
 //! `/lifecycle-stages`: the organisation's stages, so integrators can fill `lifecycleStageId`.
 
+use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::lookups::{LifecycleStage, List};
 
 use crate::db;
 use crate::error::ApiResult;
 use crate::extract::{Authed, ContactsRead, NoQuery};
+use crate::reply::Json;
 use crate::state::AppState;
 use crate::views::stage_view;
 

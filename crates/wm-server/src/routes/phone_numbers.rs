@@ -1,13 +1,14 @@
 //! `/phone-numbers`: the organisation's sender numbers (`campaigns:read`).
 
+use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::campaigns::PhoneNumber;
 use wm_types::lookups::List;
 
 use crate::error::ApiResult;
 use crate::extract::{Authed, CampaignsRead, NoQuery};
+use crate::reply::Json;
 use crate::state::AppState;
 
 /// The sender number routes.

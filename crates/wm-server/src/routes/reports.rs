@@ -1,13 +1,14 @@
 //! `/reports/…`: commercial, lifecycle, campaigns, wallet, team and conversations
 //! (`reports:read`), each with `from`/`to`, totals and a per-day series.
 
+use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::reports::*;
 
 use crate::error::ApiResult;
 use crate::extract::{Authed, ReportsRead, ValidatedQuery};
+use crate::reply::Json;
 use crate::services::reports as svc;
 use crate::state::AppState;
 

@@ -1,13 +1,14 @@
 //! `/templates`: the organisation's message templates (`campaigns:read`).
 
+use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::campaigns::Template;
 use wm_types::lookups::List;
 
 use crate::error::ApiResult;
 use crate::extract::{Authed, CampaignsRead, NoQuery};
+use crate::reply::Json;
 use crate::services::catalog;
 use crate::state::AppState;
 

@@ -1,13 +1,14 @@
 //! `/users`: the organisation's users, so integrators can fill `ownerId`.
 
+use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::lookups::{List, User};
 
 use crate::db;
 use crate::error::ApiResult;
 use crate::extract::{Authed, ContactsRead, NoQuery};
+use crate::reply::Json;
 use crate::state::AppState;
 use crate::views::user_view;
 

@@ -1,12 +1,13 @@
 //! `/wallet`: balance, allowance and the latest ledger entries (`campaigns:read`).
 
+use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::campaigns::Wallet;
 
 use crate::error::ApiResult;
 use crate::extract::{Authed, CampaignsRead, NoQuery};
+use crate::reply::Json;
 use crate::services::catalog;
 use crate::state::AppState;
 
