@@ -1,9 +1,9 @@
 //! `/automations`: the list with its summary, the detail and the run logs
 //! (`automations:read`).
 
-use axum::Router;
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
 use axum::extract::State;
-use axum::routing::get;
 use wm_types::Page;
 use wm_types::automations::{
     Automation, AutomationList, AutomationRun, ListAutomationsQuery, LogsQuery,
@@ -15,12 +15,25 @@ use crate::reply::Json;
 use crate::services::automations as svc;
 use crate::state::AppState;
 
+const TAG: &str = "Automations";
+
 /// The automation routes.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/automations", get(list))
-        .route("/automations/{id}", get(detail))
-        .route("/automations/{id}/logs", get(logs))
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/automations",
+            get_with(list, |op| {
+                op.tag(TAG).summary("List automations with summary")
+            }),
+        )
+        .api_route(
+            "/automations/{id}",
+            get_with(detail, |op| op.tag(TAG).summary("Get an automation")),
+        )
+        .api_route(
+            "/automations/{id}/logs",
+            get_with(logs, |op| op.tag(TAG).summary("An automation's runs")),
+        )
 }
 
 async fn list(

@@ -1,9 +1,9 @@
 //! `/campaigns`: create, list, detail, audience, cost preview, send, pause, resume and
 //! duplicate.
 
-use axum::Router;
+use aide::axum::ApiRouter;
+use aide::axum::routing::{get_with, post_with};
 use axum::extract::State;
-use axum::routing::{get, post};
 use wm_types::Page;
 use wm_types::campaigns::{
     Audience, AudienceResult, Campaign, CampaignList, CostPreview, CreateCampaign,
@@ -19,20 +19,57 @@ use crate::reply::{Created, Json};
 use crate::services::campaigns as svc;
 use crate::state::AppState;
 
+const TAG: &str = "Campaigns";
+
 /// The campaign routes.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/campaigns", get(list).post(create))
-        .route("/campaigns/{id}", get(detail))
-        .route(
-            "/campaigns/{id}/recipients",
-            get(recipients).post(add_audience),
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/campaigns",
+            get_with(list, |op| {
+                op.tag(TAG).summary("List campaigns with tabs and summary")
+            })
+            .post_with(create, |op| {
+                op.tag(TAG).summary("Create a campaign (DRAFT)")
+            }),
         )
-        .route("/campaigns/{id}/preview-cost", get(preview_cost))
-        .route("/campaigns/{id}/send", post(send))
-        .route("/campaigns/{id}/pause", post(pause))
-        .route("/campaigns/{id}/resume", post(resume))
-        .route("/campaigns/{id}/duplicate", post(duplicate))
+        .api_route(
+            "/campaigns/{id}",
+            get_with(detail, |op| op.tag(TAG).summary("Get a campaign")),
+        )
+        .api_route(
+            "/campaigns/{id}/recipients",
+            get_with(recipients, |op| {
+                op.tag(TAG).summary("A campaign's recipients")
+            })
+            .post_with(add_audience, |op| op.tag(TAG).summary("Add an audience")),
+        )
+        .api_route(
+            "/campaigns/{id}/preview-cost",
+            get_with(preview_cost, |op| {
+                op.tag(TAG).summary("Preview the cost per market")
+            }),
+        )
+        .api_route(
+            "/campaigns/{id}/send",
+            post_with(send, |op| {
+                op.tag(TAG).summary("Send now, scheduled or staggered")
+            }),
+        )
+        .api_route(
+            "/campaigns/{id}/pause",
+            post_with(pause, |op| op.tag(TAG).summary("Pause a sending campaign")),
+        )
+        .api_route(
+            "/campaigns/{id}/resume",
+            post_with(resume, |op| op.tag(TAG).summary("Resume a paused campaign")),
+        )
+        .api_route(
+            "/campaigns/{id}/duplicate",
+            post_with(duplicate, |op| {
+                op.tag(TAG).summary("Duplicate as a new DRAFT")
+            }),
+        )
 }
 
 async fn list(

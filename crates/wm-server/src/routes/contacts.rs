@@ -1,10 +1,13 @@
 //! `/contacts`: the contacts API.
 
-use axum::Router;
+use aide::OperationOutput;
+use aide::axum::ApiRouter;
+use aide::axum::routing::{get_with, post_with};
+use aide::generate::GenContext;
+use aide::openapi::{Operation, Response, StatusCode as DocStatus};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
 use wm_types::PageQuery;
 use wm_types::common::{Deleted, Page};
 use wm_types::contacts::{
@@ -16,19 +19,53 @@ use crate::error::ApiResult;
 use crate::extract::{
     Authed, ContactId, ContactsRead, ContactsWrite, NoBody, NoQuery, ValidatedJson, ValidatedQuery,
 };
-use crate::reply::{Created, Json};
+use crate::openapi;
+use crate::reply::{self, Created, Json};
 use crate::services::contacts as svc;
 use crate::state::AppState;
 
+const TAG: &str = "Contacts";
+
 /// The contact routes.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/contacts", get(list).post(create))
-        .route("/contacts/bulk", post(bulk))
-        .route("/contacts/{id}", get(detail).patch(update).delete(remove))
-        .route("/contacts/{id}/timeline", get(timeline))
-        .route("/contacts/{id}/identities", post(add_identity))
-        .route("/contacts/{id}/notes", get(notes).post(add_note))
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/contacts",
+            get_with(list, |op| {
+                op.tag(TAG).summary("List contacts with tabs and summary")
+            })
+            .post_with(create, |op| op.tag(TAG).summary("Create a contact")),
+        )
+        .api_route(
+            "/contacts/bulk",
+            post_with(bulk, |op| {
+                op.tag(TAG)
+                    .summary("Change the stage, tags or owner of up to 500 contacts")
+            }),
+        )
+        .api_route(
+            "/contacts/{id}",
+            get_with(detail, |op| op.tag(TAG).summary("Get a contact"))
+                .patch_with(update, |op| op.tag(TAG).summary("Update a contact"))
+                .delete_with(remove, |op| {
+                    op.tag(TAG).summary("Delete a contact without history")
+                }),
+        )
+        .api_route(
+            "/contacts/{id}/timeline",
+            get_with(timeline, |op| op.tag(TAG).summary("A contact's timeline")),
+        )
+        .api_route(
+            "/contacts/{id}/identities",
+            post_with(add_identity, |op| {
+                op.tag(TAG).summary("Link a channel identity")
+            }),
+        )
+        .api_route(
+            "/contacts/{id}/notes",
+            get_with(notes, |op| op.tag(TAG).summary("A contact's notes"))
+                .post_with(add_note, |op| op.tag(TAG).summary("Write a note")),
+        )
 }
 
 async fn list(
@@ -102,6 +139,22 @@ struct Linked(StatusCode, Identity);
 impl IntoResponse for Linked {
     fn into_response(self) -> axum::response::Response {
         (self.0, axum::Json(self.1)).into_response()
+    }
+}
+
+impl OperationOutput for Linked {
+    type Inner = Identity;
+
+    fn inferred_responses(
+        ctx: &mut GenContext,
+        _: &mut Operation,
+    ) -> Vec<(Option<DocStatus>, Response)> {
+        let schema = ctx.schema.subschema_for::<Identity>();
+        let again = openapi::json_response("Already linked to this contact", schema);
+        vec![
+            (Some(DocStatus::Code(201)), reply::success::<Identity>(ctx)),
+            (Some(DocStatus::Code(200)), again),
+        ]
     }
 }
 

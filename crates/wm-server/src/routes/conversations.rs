@@ -1,8 +1,8 @@
 //! `/conversations`: the inbox, read-only (`conversations:read`).
 
-use axum::Router;
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
 use axum::extract::State;
-use axum::routing::get;
 use wm_types::conversations::{Conversation, ConversationList, ListConversationsQuery};
 
 use crate::error::ApiResult;
@@ -11,11 +11,22 @@ use crate::reply::Json;
 use crate::services::conversations as svc;
 use crate::state::AppState;
 
+const TAG: &str = "Conversations";
+
 /// The conversation routes.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/conversations", get(list))
-        .route("/conversations/{id}", get(detail))
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/conversations",
+            get_with(list, |op| {
+                op.tag(TAG)
+                    .summary("List conversations with tabs and summary")
+            }),
+        )
+        .api_route(
+            "/conversations/{id}",
+            get_with(detail, |op| op.tag(TAG).summary("Get a conversation")),
+        )
 }
 
 async fn list(

@@ -1,8 +1,8 @@
 //! `/templates`: the organisation's message templates (`campaigns:read`).
 
-use axum::Router;
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
 use axum::extract::State;
-use axum::routing::get;
 use wm_types::campaigns::Template;
 use wm_types::lookups::List;
 
@@ -13,8 +13,11 @@ use crate::services::catalog;
 use crate::state::AppState;
 
 /// The template routes.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/templates", get(list))
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/templates",
+        get_with(list, |op| op.tag("Lookups").summary("Message templates")),
+    )
 }
 
 async fn list(

@@ -1,8 +1,8 @@
 //! `/wallet`: balance, allowance and the latest ledger entries (`campaigns:read`).
 
-use axum::Router;
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
 use axum::extract::State;
-use axum::routing::get;
 use wm_types::campaigns::Wallet;
 
 use crate::error::ApiResult;
@@ -12,8 +12,13 @@ use crate::services::catalog;
 use crate::state::AppState;
 
 /// The wallet route.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/wallet", get(detail))
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/wallet",
+        get_with(detail, |op| {
+            op.tag("Lookups").summary("Wallet, allowance and ledger")
+        }),
+    )
 }
 
 async fn detail(

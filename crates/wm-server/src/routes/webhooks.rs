@@ -1,9 +1,9 @@
 //! `/webhooks`: webhook management and the delivery log for API keys
 //! (`webhooks:read`, `webhooks:write`).
 
-use axum::Router;
+use aide::axum::ApiRouter;
+use aide::axum::routing::{get_with, post_with};
 use axum::extract::State;
-use axum::routing::{get, post};
 use wm_types::PageQuery;
 use wm_types::common::{Deleted, Page};
 use wm_types::lookups::List;
@@ -18,13 +18,36 @@ use crate::reply::{Accepted, Created, Json};
 use crate::services::webhooks as svc;
 use crate::state::AppState;
 
+const TAG: &str = "Webhooks";
+
 /// The webhook routes.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/webhooks", get(list).post(create))
-        .route("/webhooks/{id}", get(detail).patch(update).delete(remove))
-        .route("/webhooks/{id}/deliveries", get(deliveries))
-        .route("/webhooks/{id}/deliveries/{deliveryId}/retry", post(retry))
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/webhooks",
+            get_with(list, |op| op.tag(TAG).summary("List webhooks")).post_with(create, |op| {
+                op.tag(TAG)
+                    .summary("Create a webhook (the secret is shown once)")
+            }),
+        )
+        .api_route(
+            "/webhooks/{id}",
+            get_with(detail, |op| op.tag(TAG).summary("Get a webhook"))
+                .patch_with(update, |op| {
+                    op.tag(TAG).summary("Update or reactivate a webhook")
+                })
+                .delete_with(remove, |op| op.tag(TAG).summary("Delete a webhook")),
+        )
+        .api_route(
+            "/webhooks/{id}/deliveries",
+            get_with(deliveries, |op| {
+                op.tag(TAG).summary("A webhook's deliveries (7 days)")
+            }),
+        )
+        .api_route(
+            "/webhooks/{id}/deliveries/{deliveryId}/retry",
+            post_with(retry, |op| op.tag(TAG).summary("Retry a failed delivery")),
+        )
 }
 
 async fn create(
