@@ -1,18 +1,27 @@
 //! Extractors: the authenticated caller with a required scope, validated JSON bodies and
-//! queries (class-validator messages), and path ids (a non-UUID id is a 404).
+//! queries (class-validator messages), and path ids (a non-UUID id is a 404). Each one also
+//! documents itself in the OpenAPI document ([`aide::OperationInput`]), so a route's scope,
+//! parameters and body are declared once, by its handler's arguments.
 
 use std::marker::PhantomData;
 
+use aide::OperationInput;
+use aide::generate::GenContext;
+use aide::openapi::{Operation, Parameter, PathStyle, ReferenceOr};
+use aide::operation::{add_parameters, set_body};
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::rejection::RawPathParamsRejection;
+use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
+use schemars::{JsonSchema, json_schema};
 use uuid::Uuid;
 use wm_core::Validated;
 use wm_types::enums::Scope;
 
 use crate::auth::AuthContext;
 use crate::error::ApiError;
+use crate::openapi;
 
 /// A scope a route requires, as a type (so the check runs as an extractor, before the
 /// query and body are validated).
@@ -71,6 +80,15 @@ impl<S: RequiredScope, St: Send + Sync> FromRequestParts<St> for Authed<S> {
             ));
         }
         Ok(Authed(ctx, PhantomData))
+    }
+}
+
+/// The API key, with the scope in the operation's description.
+impl<S: RequiredScope> OperationInput for Authed<S> {
+    fn operation_input(_: &mut GenContext, op: &mut Operation) {
+        op.description = Some(format!("Requires the scope `{}`.", S::SCOPE));
+        op.security
+            .push([(openapi::SECURITY_SCHEME.to_owned(), Vec::new())].into());
     }
 }
 
@@ -149,6 +167,14 @@ impl<T: Validated, S: Send + Sync> FromRequest<S> for ValidatedJson<T> {
     }
 }
 
+/// An optional JSON body (empty means `{}`), its schema inlined.
+impl<T: JsonSchema> OperationInput for ValidatedJson<T> {
+    fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
+        let body = openapi::request_body("application/json", openapi::request_schema::<T>());
+        set_body(ctx, op, body);
+    }
+}
+
 /// For routes that take no body (`pause`, `resume`, deletes, …): no body or `{}` is
 /// accepted; any property is refused as an unknown field, as on every other route.
 pub struct NoBody;
@@ -164,6 +190,8 @@ impl<S: Send + Sync> FromRequest<S> for NoBody {
         Ok(NoBody)
     }
 }
+
+impl OperationInput for NoBody {}
 
 fn query_pairs(parts: &Parts) -> Vec<(String, String)> {
     parts
@@ -185,6 +213,14 @@ impl<T: Validated, S: Send + Sync> FromRequestParts<S> for ValidatedQuery<T> {
         wm_core::validate::parse_value(schema, value)
             .map(ValidatedQuery)
             .map_err(ApiError::Validation)
+    }
+}
+
+/// One query parameter per field of `T`.
+impl<T: JsonSchema> OperationInput for ValidatedQuery<T> {
+    fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
+        let params = openapi::query_parameters(&openapi::request_schema::<T>());
+        add_parameters(ctx, op, params);
     }
 }
 
@@ -210,11 +246,79 @@ impl<S: Send + Sync> FromRequestParts<S> for NoQuery {
     }
 }
 
-/// Parses a path id; anything that is not a UUID is a 404 for `what`.
-pub fn path_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
+impl OperationInput for NoQuery {}
+
+/// The UUID in path parameter `name`; anything else is a 404 for `what`, as an id that names
+/// nothing. A path with bytes that are not UTF-8 has no readable parameters at all (axum
+/// decodes them together), so it is the 404 of the first id read.
+async fn path_uuid(parts: &mut Parts, name: &str, what: &str) -> Result<Uuid, ApiError> {
+    let params = match RawPathParams::from_request_parts(parts, &()).await {
+        Ok(params) => params,
+        Err(RawPathParamsRejection::InvalidUtf8InPathParam(_)) => {
+            return Err(ApiError::not_found(what));
+        }
+        Err(e) => return Err(ApiError::Internal(anyhow::anyhow!("path parameters: {e}"))),
+    };
+    let raw = params
+        .iter()
+        .find_map(|(k, v)| (k == name).then_some(v))
+        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("the route has no {{{name}}}")))?;
     if wm_core::validate::is_uuid(raw) {
         Uuid::parse_str(raw).map_err(|_| ApiError::not_found(what))
     } else {
         Err(ApiError::not_found(what))
     }
+}
+
+/// Documents path parameter `name` as a required UUID. Path parameters come first, in path
+/// order, whichever extractor runs first.
+fn document_path_uuid(op: &mut Operation, name: &str) {
+    let schema = json_schema!({"type": "string", "format": "uuid"});
+    let param = Parameter::Path {
+        parameter_data: openapi::parameter(name, true, schema, false),
+        style: PathStyle::Simple,
+    };
+    let at = op
+        .parameters
+        .iter()
+        .take_while(|p| matches!(p, ReferenceOr::Item(Parameter::Path { .. })))
+        .count();
+    op.parameters.insert(at, ReferenceOr::Item(param));
+}
+
+/// A typed path id per resource: the parameter it reads, the resource its 404 names and its
+/// documentation come from one declaration. Handlers take it after the query extractor and
+/// before the body: a bad query is a 400 first, a bad id a 404 before the body is read.
+macro_rules! path_ids {
+    ($($name:ident($param:literal) => $what:literal;)+) => {$(
+        #[doc = concat!("The `{", $param, "}` of a path, a UUID; anything else is a 404 `", $what, " not found`.")]
+        pub struct $name(pub Uuid);
+
+        impl<S: Send + Sync> FromRequestParts<S> for $name {
+            type Rejection = ApiError;
+
+            async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+                path_uuid(parts, $param, $what).await.map($name)
+            }
+        }
+
+        impl OperationInput for $name {
+            fn operation_input(_: &mut GenContext, op: &mut Operation) {
+                document_path_uuid(op, $param);
+            }
+        }
+    )+};
+}
+path_ids! {
+    ContactId("id") => "Contact";
+    ImportId("id") => "Import";
+    CampaignId("id") => "Campaign";
+    AutomationId("id") => "Automation";
+    ConversationId("id") => "Conversation";
+    WebhookId("id") => "Webhook";
+    DeliveryId("deliveryId") => "Delivery";
+    OrgId("orgId") => "Organization";
+    ApiKeyId("id") => "API key";
+    DealId("id") => "Deal";
+    PhoneNumberId("id") => "Phone number";
 }

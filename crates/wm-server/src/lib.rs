@@ -7,9 +7,10 @@
 //! - [`serve`]: connect, migrate, optionally seed the demo, and listen.
 //!
 //! Modules: [`config`] (flags), [`state`], [`error`] (the spec's error bodies), [`extract`]
-//! (auth, validated JSON/query), [`auth`] (keys, middlewares), [`rate_limit`], [`listener`]
-//! (connection timeouts and caps), [`routes`]
-//! (one module per resource), [`admin`] (operator API), [`services`] (use cases),
+//! (auth, validated JSON/query, path ids), [`reply`] (success statuses), [`auth`] (keys,
+//! middlewares), [`rate_limit`], [`listener`] (connection timeouts and caps), [`routes`]
+//! (one module per resource), [`openapi`] (the document, generated from [`routes`]),
+//! [`admin`] (operator API), [`services`] (use cases),
 //! [`db`] (entities, migrations, queries), [`worker`] (campaigns, webhook deliveries,
 //! automations, contact imports), [`cache`], [`demo`],
 //! [`observe`] (request logs, metrics, readiness).
@@ -43,6 +44,7 @@ pub mod observe;
 pub mod openapi;
 pub mod provider;
 pub mod rate_limit;
+pub mod reply;
 pub mod routes;
 pub mod secrets;
 pub mod services;
@@ -65,7 +67,7 @@ use crate::state::{AppState, Settings};
 /// `GET /health` (liveness), `GET /health/ready` (readiness), and a JSON 404 for anything
 /// else; every answer carries `X-Request-Id` and is logged (see [`observe`]).
 pub fn router(state: AppState) -> Router {
-    let api = routes::router().route_layer(middleware::from_fn_with_state(
+    let api = Router::from(routes::router()).route_layer(middleware::from_fn_with_state(
         state.clone(),
         auth::api_key_auth,
     ));

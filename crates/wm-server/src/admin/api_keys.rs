@@ -1,18 +1,18 @@
 //! `/admin/organizations/{orgId}/api-keys`: the plaintext key is shown once, at creation.
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::Router;
+use axum::extract::State;
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use sea_orm::{ActiveModelTrait, ActiveValue::Set, IntoActiveModel, Order};
 use wm_types::admin::{ApiKey, ApiKeyCreated, CreateApiKey};
 use wm_types::lookups::List;
 
-use super::{list_in_org, org_of};
+use super::{OperatorOrg, list_in_org};
 use crate::db::entities::api_key;
 use crate::db::tenant::find_in_org;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{NoBody, NoQuery, ValidatedJson, path_id};
+use crate::extract::{ApiKeyId, NoBody, NoQuery, ValidatedJson};
+use crate::reply::{Created, Json};
 use crate::services::organizations as svc;
 use crate::state::AppState;
 use crate::views::api_key_view;
@@ -21,42 +21,38 @@ use crate::views::api_key_view;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route(
-            "/admin/organizations/{org_id}/api-keys",
+            "/admin/organizations/{orgId}/api-keys",
             get(list).post(create),
         )
         .route(
-            "/admin/organizations/{org_id}/api-keys/{id}/revoke",
+            "/admin/organizations/{orgId}/api-keys/{id}/revoke",
             post(revoke),
         )
 }
 
 async fn create(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
     ValidatedJson(body): ValidatedJson<CreateApiKey>,
-) -> ApiResult<(StatusCode, Json<ApiKeyCreated>)> {
-    let org = org_of(&s, &org).await?;
+) -> ApiResult<Created<ApiKeyCreated>> {
     let txn = s.db.write().await?;
     let (row, key) = svc::add_api_key(&*txn, org, body, s.now_ms()).await?;
     txn.commit().await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(ApiKeyCreated {
-            api_key: api_key_view(row),
-            key,
-        }),
-    ))
+    Ok(Created(ApiKeyCreated {
+        api_key: api_key_view(row),
+        key,
+    }))
 }
 
 async fn list(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<List<ApiKey>>> {
     list_in_org::<api_key::Entity, _>(
         &s,
-        &org,
+        org,
         (api_key::Column::CreatedAt, Order::Asc),
         api_key_view,
     )
@@ -65,12 +61,11 @@ async fn list(
 
 async fn revoke(
     State(s): State<AppState>,
-    Path((org, id)): Path<(String, String)>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
+    ApiKeyId(id): ApiKeyId,
     _: NoBody,
 ) -> ApiResult<Json<ApiKey>> {
-    let org = org_of(&s, &org).await?;
-    let id = path_id(&id, "API key")?;
     let txn = s.db.write().await?;
     let row = find_in_org::<api_key::Entity>(org, id)
         .one(&*txn)

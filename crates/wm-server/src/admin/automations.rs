@@ -1,16 +1,16 @@
 //! `/admin/organizations/{orgId}/automations`: define and change automations.
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::Router;
+use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::automations::{
     Automation, AutomationList, CreateAutomation, ListAutomationsQuery, UpdateAutomation,
 };
 
-use super::org_of;
+use super::OperatorOrg;
 use crate::error::ApiResult;
-use crate::extract::{NoQuery, ValidatedJson, path_id};
+use crate::extract::{AutomationId, NoQuery, ValidatedJson};
+use crate::reply::{Created, Json};
 use crate::services::automations as svc;
 use crate::state::AppState;
 
@@ -18,21 +18,20 @@ use crate::state::AppState;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route(
-            "/admin/organizations/{org_id}/automations",
+            "/admin/organizations/{orgId}/automations",
             get(list).post(create),
         )
         .route(
-            "/admin/organizations/{org_id}/automations/{id}",
+            "/admin/organizations/{orgId}/automations/{id}",
             get(detail).patch(update),
         )
 }
 
 async fn list(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<AutomationList>> {
-    let org = org_of(&s, &org).await?;
     let q = ListAutomationsQuery {
         include_archived: Some(true),
         ..Default::default()
@@ -42,31 +41,28 @@ async fn list(
 
 async fn create(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
     ValidatedJson(body): ValidatedJson<CreateAutomation>,
-) -> ApiResult<(StatusCode, Json<Automation>)> {
-    let org = org_of(&s, &org).await?;
-    Ok((StatusCode::CREATED, Json(svc::create(&s, org, body).await?)))
+) -> ApiResult<Created<Automation>> {
+    Ok(Created(svc::create(&s, org, body).await?))
 }
 
 async fn detail(
     State(s): State<AppState>,
-    Path((org, id)): Path<(String, String)>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
+    AutomationId(id): AutomationId,
 ) -> ApiResult<Json<Automation>> {
-    let org = org_of(&s, &org).await?;
-    Ok(Json(svc::get(&s, org, path_id(&id, "Automation")?).await?))
+    Ok(Json(svc::get(&s, org, id).await?))
 }
 
 async fn update(
     State(s): State<AppState>,
-    Path((org, id)): Path<(String, String)>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
+    AutomationId(id): AutomationId,
     ValidatedJson(body): ValidatedJson<UpdateAutomation>,
 ) -> ApiResult<Json<Automation>> {
-    let org = org_of(&s, &org).await?;
-    Ok(Json(
-        svc::update(&s, org, path_id(&id, "Automation")?, body).await?,
-    ))
+    Ok(Json(svc::update(&s, org, id, body).await?))
 }

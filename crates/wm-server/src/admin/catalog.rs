@@ -1,16 +1,16 @@
 //! Operator routes for what campaigns are made of: sender numbers, templates and wallet
 //! top-ups.
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::Router;
+use axum::extract::State;
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use wm_types::campaigns::{CreateTemplate, SetRates, Template, TemplateSync, TopUp, Wallet};
 use wm_types::lookups::List;
 
-use super::org_of;
+use super::OperatorOrg;
 use crate::error::ApiResult;
-use crate::extract::{NoQuery, ValidatedJson};
+use crate::extract::{NoBody, NoQuery, ValidatedJson};
+use crate::reply::{Created, Json};
 use crate::services::catalog;
 use crate::state::AppState;
 
@@ -18,90 +18,77 @@ use crate::state::AppState;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route(
-            "/admin/organizations/{org_id}/templates",
+            "/admin/organizations/{orgId}/templates",
             get(templates).post(add_template),
         )
         .route(
-            "/admin/organizations/{org_id}/templates/sync",
+            "/admin/organizations/{orgId}/templates/sync",
             post(sync_templates),
         )
-        .route("/admin/organizations/{org_id}/wallet", get(wallet))
-        .route("/admin/organizations/{org_id}/wallet/top-ups", post(top_up))
+        .route("/admin/organizations/{orgId}/wallet", get(wallet))
+        .route("/admin/organizations/{orgId}/wallet/top-ups", post(top_up))
         .route(
-            "/admin/organizations/{org_id}/rates",
+            "/admin/organizations/{orgId}/rates",
             get(rates).put(set_rates),
         )
 }
 
 async fn templates(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<List<Template>>> {
-    let org = org_of(&s, &org).await?;
     Ok(Json(catalog::templates(&s, org).await?))
 }
 
 async fn add_template(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
     ValidatedJson(body): ValidatedJson<CreateTemplate>,
-) -> ApiResult<(StatusCode, Json<Template>)> {
-    let org = org_of(&s, &org).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(catalog::add_template(&s, org, body).await?),
-    ))
+) -> ApiResult<Created<Template>> {
+    Ok(Created(catalog::add_template(&s, org, body).await?))
 }
 
 async fn wallet(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<Wallet>> {
-    let org = org_of(&s, &org).await?;
     Ok(Json(catalog::wallet(&s, org).await?))
 }
 
 async fn top_up(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
     ValidatedJson(body): ValidatedJson<TopUp>,
-) -> ApiResult<(StatusCode, Json<Wallet>)> {
-    let org = org_of(&s, &org).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(catalog::top_up(&s, org, body).await?),
-    ))
+) -> ApiResult<Created<Wallet>> {
+    Ok(Created(catalog::top_up(&s, org, body).await?))
 }
 
 async fn rates(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<SetRates>> {
-    let org = org_of(&s, &org).await?;
     Ok(Json(catalog::rates(&s, org).await?))
 }
 
 async fn set_rates(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
     ValidatedJson(body): ValidatedJson<SetRates>,
 ) -> ApiResult<Json<SetRates>> {
-    let org = org_of(&s, &org).await?;
     Ok(Json(catalog::set_rates(&s, org, body).await?))
 }
 
 async fn sync_templates(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
-    _: crate::extract::NoBody,
+    OperatorOrg(org): OperatorOrg,
+    _: NoBody,
 ) -> ApiResult<Json<TemplateSync>> {
-    let org = org_of(&s, &org).await?;
     Ok(Json(crate::services::template_sync::sync(&s, org).await?))
 }

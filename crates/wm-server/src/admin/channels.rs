@@ -1,17 +1,17 @@
 //! `/admin/organizations/{orgId}/channels`: channel types active in the organisation.
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::Router;
+use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use sea_orm::Order;
 use wm_types::admin::{Channel, CreateChannel};
 use wm_types::lookups::List;
 
-use super::{list_in_org, org_of};
+use super::{OperatorOrg, list_in_org};
 use crate::db::{self, entities::channel};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{NoQuery, ValidatedJson};
+use crate::reply::{Created, Json};
 use crate::services::organizations as svc;
 use crate::state::AppState;
 use crate::views::channel_view;
@@ -19,18 +19,17 @@ use crate::views::channel_view;
 /// The channel routes.
 pub fn router() -> Router<AppState> {
     Router::new().route(
-        "/admin/organizations/{org_id}/channels",
+        "/admin/organizations/{orgId}/channels",
         get(list).post(create),
     )
 }
 
 async fn create(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
     ValidatedJson(body): ValidatedJson<CreateChannel>,
-) -> ApiResult<(StatusCode, Json<Channel>)> {
-    let org = org_of(&s, &org).await?;
+) -> ApiResult<Created<Channel>> {
     let txn = s.db.write().await?;
     if db::lookups::active_channel(&*txn, org, body.channel_type)
         .await?
@@ -44,17 +43,17 @@ async fn create(
     let ch = svc::add_channel(&*txn, org, body.channel_type, s.now_ms()).await?;
     txn.commit().await?;
     crate::changes::publish(&s, crate::changes::Change::Org(org)).await;
-    Ok((StatusCode::CREATED, Json(channel_view(ch))))
+    Ok(Created(channel_view(ch)))
 }
 
 async fn list(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<List<Channel>>> {
     list_in_org::<channel::Entity, _>(
         &s,
-        &org,
+        org,
         (channel::Column::CreatedAt, Order::Asc),
         channel_view,
     )

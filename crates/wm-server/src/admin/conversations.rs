@@ -1,32 +1,31 @@
 //! `PATCH /admin/organizations/{orgId}/conversations/{id}`: status and assignee.
 
-use axum::extract::{Path, State};
+use axum::Router;
+use axum::extract::State;
 use axum::routing::patch;
-use axum::{Json, Router};
 use wm_types::conversations::{Conversation, UpdateConversation};
 
-use super::org_of;
+use super::OperatorOrg;
 use crate::error::ApiResult;
-use crate::extract::{NoQuery, ValidatedJson, path_id};
+use crate::extract::{ConversationId, NoQuery, ValidatedJson};
+use crate::reply::Json;
 use crate::services::conversations as svc;
 use crate::state::AppState;
 
 /// The route.
 pub fn router() -> Router<AppState> {
     Router::new().route(
-        "/admin/organizations/{org_id}/conversations/{id}",
+        "/admin/organizations/{orgId}/conversations/{id}",
         patch(update),
     )
 }
 
 async fn update(
     State(s): State<AppState>,
-    Path((org, id)): Path<(String, String)>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
+    ConversationId(id): ConversationId,
     ValidatedJson(body): ValidatedJson<UpdateConversation>,
 ) -> ApiResult<Json<Conversation>> {
-    let org = org_of(&s, &org).await?;
-    Ok(Json(
-        svc::update(&s, org, path_id(&id, "Conversation")?, body).await?,
-    ))
+    Ok(Json(svc::update(&s, org, id, body).await?))
 }

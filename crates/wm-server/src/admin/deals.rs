@@ -1,40 +1,36 @@
 //! `/admin/organizations/{orgId}/deals`: open deals block contact deletion; closing one
 //! (WON or LOST) lifts that.
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::Router;
+use axum::extract::State;
 use axum::routing::{get, patch};
-use axum::{Json, Router};
 use sea_orm::{ActiveModelTrait, ActiveValue::Set, EntityTrait, IntoActiveModel, Order};
 use uuid::Uuid;
 use wm_types::admin::{CreateDeal, Deal, UpdateDeal};
 use wm_types::enums::DealStatus;
 use wm_types::lookups::List;
 
-use super::{list_in_org, org_of};
+use super::{OperatorOrg, list_in_org};
 use crate::db::{self, entities::deal, tenant::find_in_org};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{NoQuery, ValidatedJson, path_id};
+use crate::extract::{DealId, NoQuery, ValidatedJson};
+use crate::reply::{Created, Json};
 use crate::state::AppState;
 use crate::views::deal_view;
 
 /// The deal routes.
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route(
-            "/admin/organizations/{org_id}/deals",
-            get(list).post(create),
-        )
-        .route("/admin/organizations/{org_id}/deals/{id}", patch(update))
+        .route("/admin/organizations/{orgId}/deals", get(list).post(create))
+        .route("/admin/organizations/{orgId}/deals/{id}", patch(update))
 }
 
 async fn create(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
     ValidatedJson(body): ValidatedJson<CreateDeal>,
-) -> ApiResult<(StatusCode, Json<Deal>)> {
-    let org = org_of(&s, &org).await?;
+) -> ApiResult<Created<Deal>> {
     let txn = s.db.write().await?;
     if db::contacts::find(&*txn, org, body.contact_id)
         .await?
@@ -57,26 +53,24 @@ async fn create(
     .await?;
     db::contacts::add_open_deals(&*txn, body.contact_id, 1).await?;
     txn.commit().await?;
-    Ok((StatusCode::CREATED, Json(deal_view(row))))
+    Ok(Created(deal_view(row)))
 }
 
 async fn list(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<List<Deal>>> {
-    list_in_org::<deal::Entity, _>(&s, &org, (deal::Column::CreatedAt, Order::Desc), deal_view)
-        .await
+    list_in_org::<deal::Entity, _>(&s, org, (deal::Column::CreatedAt, Order::Desc), deal_view).await
 }
 
 async fn update(
     State(s): State<AppState>,
-    Path((org, id)): Path<(String, String)>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
+    DealId(id): DealId,
     ValidatedJson(body): ValidatedJson<UpdateDeal>,
 ) -> ApiResult<Json<Deal>> {
-    let org = org_of(&s, &org).await?;
-    let id = path_id(&id, "Deal")?;
     let txn = s.db.write().await?;
     let row = find_in_org::<deal::Entity>(org, id)
         .one(&*txn)

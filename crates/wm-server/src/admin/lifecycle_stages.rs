@@ -1,16 +1,16 @@
 //! `/admin/organizations/{orgId}/lifecycle-stages`.
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::Router;
+use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::admin::CreateLifecycleStage;
 use wm_types::lookups::{LifecycleStage, List};
 
-use super::org_of;
+use super::OperatorOrg;
 use crate::db;
 use crate::error::ApiResult;
 use crate::extract::{NoQuery, ValidatedJson};
+use crate::reply::{Created, Json};
 use crate::services::organizations as svc;
 use crate::state::AppState;
 use crate::views::stage_view;
@@ -18,18 +18,17 @@ use crate::views::stage_view;
 /// The stage routes.
 pub fn router() -> Router<AppState> {
     Router::new().route(
-        "/admin/organizations/{org_id}/lifecycle-stages",
+        "/admin/organizations/{orgId}/lifecycle-stages",
         get(list).post(create),
     )
 }
 
 async fn create(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
     ValidatedJson(body): ValidatedJson<CreateLifecycleStage>,
-) -> ApiResult<(StatusCode, Json<LifecycleStage>)> {
-    let org = org_of(&s, &org).await?;
+) -> ApiResult<Created<LifecycleStage>> {
     let txn = s.db.write().await?;
     let stage = svc::add_stage(
         &*txn,
@@ -42,15 +41,14 @@ async fn create(
     .await?;
     txn.commit().await?;
     crate::changes::publish(&s, crate::changes::Change::Org(org)).await;
-    Ok((StatusCode::CREATED, Json(stage_view(stage))))
+    Ok(Created(stage_view(stage)))
 }
 
 async fn list(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<List<LifecycleStage>>> {
-    let org = org_of(&s, &org).await?;
     let data = db::lookups::stages(&s.db.conn, org)
         .await?
         .into_iter()

@@ -1,19 +1,20 @@
 //! The operator API under `/admin` (stands in for the dashboard), one module per resource.
-//! Authenticated by the operator token ([`crate::auth::admin_auth`]).
+//! Authenticated by the operator token ([`crate::auth::admin_auth`]). Not part of the public
+//! contract, so plain axum routes, left out of the OpenAPI document.
 
 use axum::Router;
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use sea_orm::{EntityTrait, Order, QueryOrder};
 use uuid::Uuid;
-
-use axum::Json;
-use sea_orm::{Order, QueryOrder};
 use wm_types::lookups::List;
 
 use crate::db::entities::organization;
 use crate::db::tenant::{TenantEntity, in_org};
 use crate::error::{ApiError, ApiResult};
-use crate::extract::path_id;
+use crate::extract::OrgId;
+use crate::reply::Json;
 use crate::state::AppState;
-use sea_orm::EntityTrait;
 
 pub mod api_keys;
 pub mod automations;
@@ -45,20 +46,27 @@ pub fn router() -> Router<AppState> {
         .merge(webhooks::router())
 }
 
-/// The organisation of an operator path; 404 when it does not exist.
-pub async fn org_of(state: &AppState, raw: &str) -> ApiResult<Uuid> {
-    let id = path_id(raw, "Organization")?;
-    organization::Entity::find_by_id(id)
-        .one(&state.db.conn)
-        .await?
-        .map(|o| o.id)
-        .ok_or_else(|| ApiError::not_found("Organization"))
+/// The organisation of an operator path (`{orgId}`), checked to exist: a 404
+/// `Organization not found` otherwise.
+pub struct OperatorOrg(pub Uuid);
+
+impl FromRequestParts<AppState> for OperatorOrg {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
+        let OrgId(id) = OrgId::from_request_parts(parts, state).await?;
+        organization::Entity::find_by_id(id)
+            .one(&state.db.conn)
+            .await?
+            .map(|o| OperatorOrg(o.id))
+            .ok_or_else(|| ApiError::not_found("Organization"))
+    }
 }
 
-/// `{data}`: every row of `E` in the organisation of an operator path, sorted by `order`.
+/// `{data}`: every row of `E` in organisation `org`, sorted by `order`.
 pub async fn list_in_org<E, W>(
     state: &AppState,
-    raw_org: &str,
+    org: Uuid,
     order: (E::Column, Order),
     view: fn(E::Model) -> W,
 ) -> ApiResult<Json<List<W>>>
@@ -66,7 +74,6 @@ where
     E: TenantEntity,
     E::Model: Send + Sync,
 {
-    let org = org_of(state, raw_org).await?;
     let rows = in_org::<E>(org)
         .order_by(order.0, order.1)
         .all(&state.db.conn)

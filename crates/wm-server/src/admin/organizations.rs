@@ -1,16 +1,16 @@
 //! `/admin/organizations`.
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::Router;
+use axum::extract::State;
 use axum::routing::get;
-use axum::{Json, Router};
 use sea_orm::{EntityTrait, QueryOrder};
 use wm_types::admin::{CreateOrganization, Organization};
 use wm_types::lookups::List;
 
 use crate::db::entities::organization;
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{NoQuery, ValidatedJson, path_id};
+use crate::extract::{NoQuery, OrgId, ValidatedJson};
+use crate::reply::{Created, Json};
 use crate::services::organizations as svc;
 use crate::state::AppState;
 use crate::views::organization_view;
@@ -19,18 +19,18 @@ use crate::views::organization_view;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/admin/organizations", get(list).post(create))
-        .route("/admin/organizations/{org_id}", get(detail))
+        .route("/admin/organizations/{orgId}", get(detail))
 }
 
 async fn create(
     State(s): State<AppState>,
     _: NoQuery,
     ValidatedJson(body): ValidatedJson<CreateOrganization>,
-) -> ApiResult<(StatusCode, Json<Organization>)> {
+) -> ApiResult<Created<Organization>> {
     let txn = s.db.write().await?;
     let org = svc::create(&*txn, body, s.now_ms()).await?;
     txn.commit().await?;
-    Ok((StatusCode::CREATED, Json(organization_view(org))))
+    Ok(Created(organization_view(org)))
 }
 
 async fn list(State(s): State<AppState>, _: NoQuery) -> ApiResult<Json<List<Organization>>> {
@@ -45,10 +45,9 @@ async fn list(State(s): State<AppState>, _: NoQuery) -> ApiResult<Json<List<Orga
 
 async fn detail(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OrgId(id): OrgId,
 ) -> ApiResult<Json<Organization>> {
-    let id = path_id(&org, "Organization")?;
     organization::Entity::find_by_id(id)
         .one(&s.db.conn)
         .await?

@@ -1,15 +1,15 @@
 //! Operator routes for sender numbers and their platform accounts.
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::Router;
+use axum::extract::State;
 use axum::routing::{get, patch};
-use axum::{Json, Router};
 use wm_types::campaigns::{CreatePhoneNumber, PhoneNumber, UpdatePhoneNumber};
 use wm_types::lookups::List;
 
-use super::org_of;
+use super::OperatorOrg;
 use crate::error::ApiResult;
-use crate::extract::{NoQuery, ValidatedJson, path_id};
+use crate::extract::{NoQuery, PhoneNumberId, ValidatedJson};
+use crate::reply::{Created, Json};
 use crate::services::phone_numbers as svc;
 use crate::state::AppState;
 
@@ -17,42 +17,38 @@ use crate::state::AppState;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route(
-            "/admin/organizations/{org_id}/phone-numbers",
+            "/admin/organizations/{orgId}/phone-numbers",
             get(list).post(create),
         )
         .route(
-            "/admin/organizations/{org_id}/phone-numbers/{id}",
+            "/admin/organizations/{orgId}/phone-numbers/{id}",
             patch(update),
         )
 }
 
 async fn list(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<List<PhoneNumber>>> {
-    let org = org_of(&s, &org).await?;
     Ok(Json(svc::list(&s, org).await?))
 }
 
 async fn create(
     State(s): State<AppState>,
-    Path(org): Path<String>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
     ValidatedJson(body): ValidatedJson<CreatePhoneNumber>,
-) -> ApiResult<(StatusCode, Json<PhoneNumber>)> {
-    let org = org_of(&s, &org).await?;
-    Ok((StatusCode::CREATED, Json(svc::create(&s, org, body).await?)))
+) -> ApiResult<Created<PhoneNumber>> {
+    Ok(Created(svc::create(&s, org, body).await?))
 }
 
 async fn update(
     State(s): State<AppState>,
-    Path((org, id)): Path<(String, String)>,
     _: NoQuery,
+    OperatorOrg(org): OperatorOrg,
+    PhoneNumberId(id): PhoneNumberId,
     ValidatedJson(body): ValidatedJson<UpdatePhoneNumber>,
 ) -> ApiResult<Json<PhoneNumber>> {
-    let org = org_of(&s, &org).await?;
-    Ok(Json(
-        svc::update(&s, org, path_id(&id, "Phone number")?, body).await?,
-    ))
+    Ok(Json(svc::update(&s, org, id, body).await?))
 }

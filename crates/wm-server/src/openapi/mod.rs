@@ -1,218 +1,192 @@
-//! The OpenAPI 3.1 document of API v1, generated from the wire types' schemars schemas and
-//! the table of operations in `operations` (a test checks every operation against the router, and
-//! another checks the committed `docs/openapi.json` for drift).
+//! The OpenAPI 3.1 document of API v1, generated with aide from the router itself: each route
+//! in [`crate::routes`] declares its path, tag and summary once, and its extractors and
+//! return type document the rest (scope and path ids in [`crate::extract`], success
+//! statuses in [`crate::reply`], errors in [`crate::error`]). A test checks the committed
+//! `docs/openapi.json` for drift.
 //!
 //! Responses are described as the server writes them (serialisation contract, in
 //! `components/schemas`); request bodies and queries as the server reads them
 //! (deserialisation contract, inlined).
 
+use aide::generate;
+use aide::openapi::{
+    Info, MediaType, OpenApi, Parameter, ParameterData, ParameterSchemaOrContent, QueryStyle,
+    ReferenceOr, RequestBody, Response, SchemaObject, SecurityScheme, Server, StatusCode,
+};
+use aide::transform::TransformOpenApi;
 use schemars::generate::{Contract, SchemaSettings};
-use schemars::{JsonSchema, SchemaGenerator};
-use serde_json::{Map, Value, json};
-use wm_types::common::{BusinessErrorBody, ValidationErrorBody};
-use wm_types::contacts::Identity;
-use wm_types::enums::Scope;
+use schemars::{JsonSchema, Schema};
+use serde_json::Value;
 
-mod operations;
+/// The name of the API-key security scheme the operations require.
+pub const SECURITY_SCHEME: &str = "apiKey";
 
-use operations::operations;
+const DESCRIPTION: &str = "Multi-tenant customer messaging and marketing: contacts, \
+    campaigns, conversations, automations, reports and webhooks. Every call carries \
+    `Authorization: Bearer <API key>`; more than 600 requests in any 60 s answer 429.";
 
-type Gen = fn(&mut Generators) -> Value;
-
-/// The two generators: responses (referenced components) and requests (inlined).
-pub struct Generators {
-    responses: SchemaGenerator,
-    requests: SchemaGenerator,
+/// The document, built from [`crate::routes::router`] (no database needed).
+pub fn document() -> Value {
+    // aide documents each route as it is added, in a per-thread context: start it clean,
+    // with our response generator, and keep `null` in query schemas as before.
+    generate::reset_context();
+    generate::in_context(|ctx| ctx.schema = response_generator());
+    generate::strip_query_null_types(false);
+    generate::on_error(|e| tracing::warn!(error = %e, "OpenAPI generation"));
+    let mut api = OpenApi {
+        info: Info {
+            title: "wm API".into(),
+            version: "1.0.0".into(),
+            description: Some(DESCRIPTION.into()),
+            ..Default::default()
+        },
+        servers: vec![Server {
+            url: "/api/v1".into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let _ = crate::routes::router().finish_api_with(&mut api, finish);
+    serde_json::to_value(&api).unwrap_or_default()
 }
 
-impl Generators {
-    fn new() -> Self {
-        let mut out = SchemaSettings::draft2020_12();
-        out.definitions_path = "/components/schemas".into();
-        out.contract = Contract::Serialize;
-        out.meta_schema = None;
-        let mut input = SchemaSettings::draft2020_12();
-        input.inline_subschemas = true;
-        input.meta_schema = None;
-        Generators {
-            responses: out.into_generator(),
-            requests: input.into_generator(),
+/// What the routes cannot say about themselves: the API key scheme, each operation's id
+/// (`{method}{path}` with `/`, `{`, `}` and `-` as `_`), and the 409 a write can answer.
+fn finish(t: TransformOpenApi<'_>) -> TransformOpenApi<'_> {
+    let mut t = t.security_scheme(
+        SECURITY_SCHEME,
+        SecurityScheme::Http {
+            scheme: "bearer".into(),
+            bearer_format: None,
+            description: Some("wm_live_… API key".into()),
+            extensions: Default::default(),
+        },
+    );
+    let api = t.inner_mut();
+    let paths = api.paths.iter_mut().flat_map(|p| p.paths.iter_mut());
+    for (path, item) in paths {
+        let Some(item) = item.as_item_mut() else {
+            continue;
+        };
+        for (method, op) in aide::util::iter_operations_mut(item) {
+            op.operation_id = Some(format!(
+                "{method}{}",
+                path.replace(['/', '{', '}', '-'], "_")
+            ));
+            if matches!(method, "post" | "patch" | "delete")
+                && let Some(responses) = op.responses.as_mut()
+            {
+                let conflict = generate::in_context(|ctx| crate::error::error_response(ctx, false));
+                responses
+                    .responses
+                    .insert(StatusCode::Code(409), ReferenceOr::Item(conflict));
+            }
         }
     }
+    t
 }
 
-fn response<T: JsonSchema>(g: &mut Generators) -> Value {
-    g.responses.subschema_for::<T>().to_value()
+/// Responses: serialisation contract, named schemas under `/components/schemas`.
+fn response_generator() -> schemars::SchemaGenerator {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.definitions_path = "/components/schemas".into();
+    settings.contract = Contract::Serialize;
+    settings.meta_schema = None;
+    settings.into_generator()
 }
 
-fn request<T: JsonSchema>(g: &mut Generators) -> Value {
-    let mut v = g.requests.root_schema_for::<T>().to_value();
-    if let Some(o) = v.as_object_mut() {
+/// The schema of `T` as the server reads it (deserialisation contract), inlined.
+pub fn request_schema<T: JsonSchema>() -> Schema {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.inline_subschemas = true;
+    settings.meta_schema = None;
+    let mut schema = settings.into_generator().into_root_schema_for::<T>();
+    if let Some(o) = schema.as_object_mut() {
         o.remove("$schema");
         o.remove("title");
     }
-    v
+    schema
 }
 
-/// One operation of the API.
-struct Op {
-    method: &'static str,
-    path: &'static str,
-    tag: &'static str,
-    summary: &'static str,
-    scope: Scope,
-    query: Option<Gen>,
-    body: Option<Gen>,
-    /// The body's media type (JSON unless a file is uploaded).
-    body_type: &'static str,
-    status: u16,
-    response: Gen,
-}
-
-const fn op(
-    method: &'static str,
-    path: &'static str,
-    tag: &'static str,
-    summary: &'static str,
-    scope: Scope,
-    status: u16,
-    response: Gen,
-) -> Op {
-    Op {
-        method,
-        path,
-        tag,
-        summary,
-        scope,
-        query: None,
-        body: None,
-        body_type: "application/json",
-        status,
-        response,
+/// A media type's entry: its schema only.
+pub fn media_type(json_schema: Schema) -> MediaType {
+    MediaType {
+        schema: Some(SchemaObject {
+            json_schema,
+            example: None,
+            external_docs: None,
+        }),
+        ..Default::default()
     }
 }
 
-impl Op {
-    const fn query(mut self, q: Gen) -> Op {
-        self.query = Some(q);
-        self
-    }
-    const fn body(mut self, b: Gen) -> Op {
-        self.body = Some(b);
-        self
-    }
-    const fn multipart(mut self, b: Gen) -> Op {
-        self.body = Some(b);
-        self.body_type = "multipart/form-data";
-        self
+/// A JSON response.
+pub fn json_response(description: &str, schema: Schema) -> Response {
+    Response {
+        description: description.to_owned(),
+        content: [("application/json".to_owned(), media_type(schema))].into(),
+        ..Default::default()
     }
 }
 
-fn parameters(op: &Op, g: &mut Generators) -> Vec<Value> {
-    let mut out = Vec::new();
-    for seg in op.path.split('/') {
-        if let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-            out.push(json!({"name": name, "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}}));
-        }
+/// An optional request body of one media type.
+pub fn request_body(media: &str, schema: Schema) -> RequestBody {
+    RequestBody {
+        description: None,
+        content: [(media.to_owned(), media_type(schema))].into(),
+        required: false,
+        extensions: Default::default(),
     }
-    if let Some(q) = op.query {
-        let schema = q(g);
-        let required: Vec<String> = schema["required"]
-            .as_array()
-            .map(|r| {
-                r.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Some(props) = schema["properties"].as_object() {
-            for (name, s) in props {
-                let mut p = json!({"name": name, "in": "query", "required": required.contains(name), "schema": s});
-                if name == "ids" {
-                    p["style"] = json!("form");
-                    p["explode"] = json!(false);
-                }
-                out.push(p);
-            }
-        }
-    }
-    out
 }
 
-fn error(g: &mut Generators, validation: bool) -> Value {
-    let business = response::<BusinessErrorBody>(g);
-    let schema = if validation {
-        json!({"oneOf": [response::<ValidationErrorBody>(g), business]})
-    } else {
-        business
+/// One `in: query` parameter per property of `schema`; an array is a comma-separated or
+/// repeated list (`ids=a,b` or `ids=a&ids=b`).
+pub fn query_parameters(schema: &Schema) -> Vec<Parameter> {
+    let required = |name: &str| {
+        schema
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|v| v == name))
     };
-    json!({"description": "Error", "content": {"application/json": {"schema": schema}}})
-}
-
-/// The document.
-pub fn document() -> Value {
-    let mut g = Generators::new();
-    let mut paths: Map<String, Value> = Map::new();
-    for op in operations() {
-        let mut o = json!({
-            "tags": [op.tag],
-            "summary": op.summary,
-            "operationId": format!("{}{}", op.method, op.path.replace(['/', '{', '}', '-'], "_")),
-            "description": format!("Requires the scope `{}`.", op.scope),
-            "security": [{"apiKey": []}],
-            "parameters": parameters(&op, &mut g),
-            "responses": {
-                op.status.to_string(): {
-                    "description": "Success",
-                    "headers": {
-                        "RateLimit-Limit": {"schema": {"type": "integer"}},
-                        "RateLimit-Remaining": {"schema": {"type": "integer"}},
-                        "RateLimit-Reset": {"schema": {"type": "integer"}}
-                    },
-                    "content": {"application/json": {"schema": (op.response)(&mut g)}}
-                },
-                "400": error(&mut g, true),
-                "401": error(&mut g, false),
-                "403": error(&mut g, false),
-                "404": error(&mut g, false),
-                "429": error(&mut g, false)
-            }
-        });
-        if matches!(op.method, "post" | "patch" | "delete") {
-            o["responses"]["409"] = error(&mut g, false);
-        }
-        if op.path == "/contacts/{id}/identities" {
-            o["responses"]["200"] = json!({"description": "Already linked to this contact", "content": {"application/json": {"schema": response::<Identity>(&mut g)}}});
-        }
-        if let Some(b) = op.body {
-            o["requestBody"] =
-                json!({"required": false, "content": {op.body_type: {"schema": b(&mut g)}}});
-        }
-        let entry = paths.entry(op.path.to_owned()).or_insert_with(|| json!({}));
-        entry[op.method] = o;
-    }
-    json!({
-        "openapi": "3.1.0",
-        "info": {
-            "title": "wm API",
-            "version": "1.0.0",
-            "description": "Multi-tenant customer messaging and marketing: contacts, campaigns, conversations, automations, reports and webhooks. Every call carries `Authorization: Bearer <API key>`; more than 600 requests in any 60 s answer 429."
-        },
-        "servers": [{"url": "/api/v1"}],
-        "components": {
-            "securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer", "description": "wm_live_… API key"}},
-            "schemas": g.responses.take_definitions(true)
-        },
-        "paths": paths
-    })
-}
-
-/// The (method, path) pairs of the document, for checking them against the router.
-pub fn routes() -> Vec<(&'static str, &'static str)> {
-    operations()
+    let properties = schema.get("properties").and_then(Value::as_object);
+    properties
         .into_iter()
-        .map(|o| (o.method, o.path))
+        .flatten()
+        .filter_map(|(name, s)| {
+            let json_schema = Schema::try_from(s.clone()).ok()?;
+            let array = match s.get("type") {
+                Some(Value::String(t)) => t == "array",
+                Some(Value::Array(ts)) => ts.iter().any(|t| t == "array"),
+                _ => false,
+            };
+            Some(Parameter::Query {
+                parameter_data: parameter(name, required(name), json_schema, array),
+                allow_reserved: false,
+                style: QueryStyle::Form,
+                allow_empty_value: None,
+            })
+        })
         .collect()
+}
+
+/// A parameter's common fields: the schema only, no description of its own (the schema
+/// has it); a `list` is sent as `a,b` (`explode: false`).
+pub fn parameter(name: &str, required: bool, json_schema: Schema, list: bool) -> ParameterData {
+    ParameterData {
+        name: name.to_owned(),
+        description: None,
+        required,
+        deprecated: None,
+        format: ParameterSchemaOrContent::Schema(SchemaObject {
+            json_schema,
+            example: None,
+            external_docs: None,
+        }),
+        example: None,
+        examples: Default::default(),
+        explode: list.then_some(false),
+        extensions: Default::default(),
+    }
 }
 
 /// A self-contained page listing the operations, read from `openapi.json`.

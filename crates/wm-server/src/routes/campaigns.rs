@@ -1,10 +1,9 @@
 //! `/campaigns`: create, list, detail, audience, cost preview, send, pause, resume and
 //! duplicate.
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use aide::axum::ApiRouter;
+use aide::axum::routing::{get_with, post_with};
+use axum::extract::State;
 use wm_types::Page;
 use wm_types::campaigns::{
     Audience, AudienceResult, Campaign, CampaignList, CostPreview, CreateCampaign,
@@ -13,27 +12,64 @@ use wm_types::campaigns::{
 
 use crate::error::ApiResult;
 use crate::extract::{
-    Authed, CampaignsRead, CampaignsWrite, NoBody, NoQuery, ValidatedJson, ValidatedQuery, path_id,
+    Authed, CampaignId, CampaignsRead, CampaignsWrite, NoBody, NoQuery, ValidatedJson,
+    ValidatedQuery,
 };
+use crate::reply::{Created, Json};
 use crate::services::campaigns as svc;
 use crate::state::AppState;
 
-const WHAT: &str = "Campaign";
+const TAG: &str = "Campaigns";
 
 /// The campaign routes.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/campaigns", get(list).post(create))
-        .route("/campaigns/{id}", get(detail))
-        .route(
-            "/campaigns/{id}/recipients",
-            get(recipients).post(add_audience),
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/campaigns",
+            get_with(list, |op| {
+                op.tag(TAG).summary("List campaigns with tabs and summary")
+            })
+            .post_with(create, |op| {
+                op.tag(TAG).summary("Create a campaign (DRAFT)")
+            }),
         )
-        .route("/campaigns/{id}/preview-cost", get(preview_cost))
-        .route("/campaigns/{id}/send", post(send))
-        .route("/campaigns/{id}/pause", post(pause))
-        .route("/campaigns/{id}/resume", post(resume))
-        .route("/campaigns/{id}/duplicate", post(duplicate))
+        .api_route(
+            "/campaigns/{id}",
+            get_with(detail, |op| op.tag(TAG).summary("Get a campaign")),
+        )
+        .api_route(
+            "/campaigns/{id}/recipients",
+            get_with(recipients, |op| {
+                op.tag(TAG).summary("A campaign's recipients")
+            })
+            .post_with(add_audience, |op| op.tag(TAG).summary("Add an audience")),
+        )
+        .api_route(
+            "/campaigns/{id}/preview-cost",
+            get_with(preview_cost, |op| {
+                op.tag(TAG).summary("Preview the cost per market")
+            }),
+        )
+        .api_route(
+            "/campaigns/{id}/send",
+            post_with(send, |op| {
+                op.tag(TAG).summary("Send now, scheduled or staggered")
+            }),
+        )
+        .api_route(
+            "/campaigns/{id}/pause",
+            post_with(pause, |op| op.tag(TAG).summary("Pause a sending campaign")),
+        )
+        .api_route(
+            "/campaigns/{id}/resume",
+            post_with(resume, |op| op.tag(TAG).summary("Resume a paused campaign")),
+        )
+        .api_route(
+            "/campaigns/{id}/duplicate",
+            post_with(duplicate, |op| {
+                op.tag(TAG).summary("Duplicate as a new DRAFT")
+            }),
+        )
 }
 
 async fn list(
@@ -49,101 +85,83 @@ async fn create(
     auth: Authed<CampaignsWrite>,
     _: NoQuery,
     ValidatedJson(body): ValidatedJson<CreateCampaign>,
-) -> ApiResult<(StatusCode, Json<Campaign>)> {
-    Ok((
-        StatusCode::CREATED,
-        Json(svc::create(&s, auth.org_id, body).await?),
-    ))
+) -> ApiResult<Created<Campaign>> {
+    Ok(Created(svc::create(&s, auth.org_id, body).await?))
 }
 
 async fn detail(
     State(s): State<AppState>,
     auth: Authed<CampaignsRead>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
 ) -> ApiResult<Json<Campaign>> {
-    Ok(Json(svc::get(&s, auth.org_id, path_id(&id, WHAT)?).await?))
+    Ok(Json(svc::get(&s, auth.org_id, id).await?))
 }
 
 async fn recipients(
     State(s): State<AppState>,
     auth: Authed<CampaignsRead>,
-    Path(id): Path<String>,
     ValidatedQuery(q): ValidatedQuery<RecipientsQuery>,
+    CampaignId(id): CampaignId,
 ) -> ApiResult<Json<Page<Recipient>>> {
-    Ok(Json(
-        svc::recipients(&s, auth.org_id, path_id(&id, WHAT)?, &q).await?,
-    ))
+    Ok(Json(svc::recipients(&s, auth.org_id, id, &q).await?))
 }
 
 async fn add_audience(
     State(s): State<AppState>,
     auth: Authed<CampaignsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
     ValidatedJson(body): ValidatedJson<Audience>,
 ) -> ApiResult<Json<AudienceResult>> {
-    Ok(Json(
-        svc::add_audience(&s, auth.org_id, path_id(&id, WHAT)?, body).await?,
-    ))
+    Ok(Json(svc::add_audience(&s, auth.org_id, id, body).await?))
 }
 
 async fn preview_cost(
     State(s): State<AppState>,
     auth: Authed<CampaignsRead>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
 ) -> ApiResult<Json<CostPreview>> {
-    Ok(Json(
-        svc::preview_cost(&s, auth.org_id, path_id(&id, WHAT)?).await?,
-    ))
+    Ok(Json(svc::preview_cost(&s, auth.org_id, id).await?))
 }
 
 async fn send(
     State(s): State<AppState>,
     auth: Authed<CampaignsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
     ValidatedJson(body): ValidatedJson<SendCampaign>,
 ) -> ApiResult<Json<Campaign>> {
-    Ok(Json(
-        svc::send(&s, auth.org_id, path_id(&id, WHAT)?, body).await?,
-    ))
+    Ok(Json(svc::send(&s, auth.org_id, id, body).await?))
 }
 
 async fn pause(
     State(s): State<AppState>,
     auth: Authed<CampaignsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
     _: NoBody,
 ) -> ApiResult<Json<Campaign>> {
-    Ok(Json(
-        svc::pause(&s, auth.org_id, path_id(&id, WHAT)?).await?,
-    ))
+    Ok(Json(svc::pause(&s, auth.org_id, id).await?))
 }
 
 async fn resume(
     State(s): State<AppState>,
     auth: Authed<CampaignsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
     _: NoBody,
 ) -> ApiResult<Json<Campaign>> {
-    Ok(Json(
-        svc::resume(&s, auth.org_id, path_id(&id, WHAT)?).await?,
-    ))
+    Ok(Json(svc::resume(&s, auth.org_id, id).await?))
 }
 
 async fn duplicate(
     State(s): State<AppState>,
     auth: Authed<CampaignsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    CampaignId(id): CampaignId,
     _: NoBody,
-) -> ApiResult<(StatusCode, Json<Campaign>)> {
-    Ok((
-        StatusCode::CREATED,
-        Json(svc::duplicate(&s, auth.org_id, path_id(&id, WHAT)?).await?),
-    ))
+) -> ApiResult<Created<Campaign>> {
+    Ok(Created(svc::duplicate(&s, auth.org_id, id).await?))
 }

@@ -1,9 +1,13 @@
 //! `/contacts`: the contacts API.
 
-use axum::extract::{Path, State};
+use aide::OperationOutput;
+use aide::axum::ApiRouter;
+use aide::axum::routing::{get_with, post_with};
+use aide::generate::GenContext;
+use aide::openapi::{Operation, Response, StatusCode as DocStatus};
+use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::response::IntoResponse;
 use wm_types::PageQuery;
 use wm_types::common::{Deleted, Page};
 use wm_types::contacts::{
@@ -13,22 +17,55 @@ use wm_types::contacts::{
 
 use crate::error::ApiResult;
 use crate::extract::{
-    Authed, ContactsRead, ContactsWrite, NoBody, NoQuery, ValidatedJson, ValidatedQuery, path_id,
+    Authed, ContactId, ContactsRead, ContactsWrite, NoBody, NoQuery, ValidatedJson, ValidatedQuery,
 };
+use crate::openapi;
+use crate::reply::{self, Created, Json};
 use crate::services::contacts as svc;
 use crate::state::AppState;
 
-const WHAT: &str = "Contact";
+const TAG: &str = "Contacts";
 
 /// The contact routes.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/contacts", get(list).post(create))
-        .route("/contacts/bulk", post(bulk))
-        .route("/contacts/{id}", get(detail).patch(update).delete(remove))
-        .route("/contacts/{id}/timeline", get(timeline))
-        .route("/contacts/{id}/identities", post(add_identity))
-        .route("/contacts/{id}/notes", get(notes).post(add_note))
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/contacts",
+            get_with(list, |op| {
+                op.tag(TAG).summary("List contacts with tabs and summary")
+            })
+            .post_with(create, |op| op.tag(TAG).summary("Create a contact")),
+        )
+        .api_route(
+            "/contacts/bulk",
+            post_with(bulk, |op| {
+                op.tag(TAG)
+                    .summary("Change the stage, tags or owner of up to 500 contacts")
+            }),
+        )
+        .api_route(
+            "/contacts/{id}",
+            get_with(detail, |op| op.tag(TAG).summary("Get a contact"))
+                .patch_with(update, |op| op.tag(TAG).summary("Update a contact"))
+                .delete_with(remove, |op| {
+                    op.tag(TAG).summary("Delete a contact without history")
+                }),
+        )
+        .api_route(
+            "/contacts/{id}/timeline",
+            get_with(timeline, |op| op.tag(TAG).summary("A contact's timeline")),
+        )
+        .api_route(
+            "/contacts/{id}/identities",
+            post_with(add_identity, |op| {
+                op.tag(TAG).summary("Link a channel identity")
+            }),
+        )
+        .api_route(
+            "/contacts/{id}/notes",
+            get_with(notes, |op| op.tag(TAG).summary("A contact's notes"))
+                .post_with(add_note, |op| op.tag(TAG).summary("Write a note")),
+        )
 }
 
 async fn list(
@@ -44,11 +81,8 @@ async fn create(
     auth: Authed<ContactsWrite>,
     _: NoQuery,
     ValidatedJson(body): ValidatedJson<CreateContact>,
-) -> ApiResult<(StatusCode, Json<Contact>)> {
-    Ok((
-        StatusCode::CREATED,
-        Json(svc::create(&s, &auth, body).await?),
-    ))
+) -> ApiResult<Created<Contact>> {
+    Ok(Created(svc::create(&s, &auth, body).await?))
 }
 
 async fn bulk(
@@ -56,84 +90,100 @@ async fn bulk(
     auth: Authed<ContactsWrite>,
     _: NoQuery,
     ValidatedJson(body): ValidatedJson<BulkUpdateContacts>,
-) -> ApiResult<(StatusCode, Json<BulkResult>)> {
-    Ok((StatusCode::CREATED, Json(svc::bulk(&s, &auth, body).await?)))
+) -> ApiResult<Created<BulkResult>> {
+    Ok(Created(svc::bulk(&s, &auth, body).await?))
 }
 
 async fn detail(
     State(s): State<AppState>,
     auth: Authed<ContactsRead>,
-    Path(id): Path<String>,
     _: NoQuery,
+    ContactId(id): ContactId,
 ) -> ApiResult<Json<Contact>> {
-    Ok(Json(svc::get(&s, auth.org_id, path_id(&id, WHAT)?).await?))
+    Ok(Json(svc::get(&s, auth.org_id, id).await?))
 }
 
 async fn update(
     State(s): State<AppState>,
     auth: Authed<ContactsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    ContactId(id): ContactId,
     ValidatedJson(body): ValidatedJson<UpdateContact>,
 ) -> ApiResult<Json<Contact>> {
-    Ok(Json(
-        svc::update(&s, &auth, path_id(&id, WHAT)?, body).await?,
-    ))
+    Ok(Json(svc::update(&s, &auth, id, body).await?))
 }
 
 async fn remove(
     State(s): State<AppState>,
     auth: Authed<ContactsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    ContactId(id): ContactId,
     _: NoBody,
 ) -> ApiResult<Json<Deleted>> {
-    svc::delete(&s, auth.org_id, path_id(&id, WHAT)?).await?;
+    svc::delete(&s, auth.org_id, id).await?;
     Ok(Json(Deleted { deleted: true }))
 }
 
 async fn timeline(
     State(s): State<AppState>,
     auth: Authed<ContactsRead>,
-    Path(id): Path<String>,
     ValidatedQuery(q): ValidatedQuery<TimelineQuery>,
+    ContactId(id): ContactId,
 ) -> ApiResult<Json<Page<TimelineEntry>>> {
-    Ok(Json(
-        svc::timeline(&s, auth.org_id, path_id(&id, WHAT)?, q).await?,
-    ))
+    Ok(Json(svc::timeline(&s, auth.org_id, id, q).await?))
+}
+
+/// The identity link's answer: 201 when linked now, 200 when it already was.
+struct Linked(StatusCode, Identity);
+
+impl IntoResponse for Linked {
+    fn into_response(self) -> axum::response::Response {
+        (self.0, axum::Json(self.1)).into_response()
+    }
+}
+
+impl OperationOutput for Linked {
+    type Inner = Identity;
+
+    fn inferred_responses(
+        ctx: &mut GenContext,
+        _: &mut Operation,
+    ) -> Vec<(Option<DocStatus>, Response)> {
+        let schema = ctx.schema.subschema_for::<Identity>();
+        let again = openapi::json_response("Already linked to this contact", schema);
+        vec![
+            (Some(DocStatus::Code(201)), reply::success::<Identity>(ctx)),
+            (Some(DocStatus::Code(200)), again),
+        ]
+    }
 }
 
 async fn add_identity(
     State(s): State<AppState>,
     auth: Authed<ContactsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    ContactId(id): ContactId,
     ValidatedJson(body): ValidatedJson<CreateIdentity>,
-) -> ApiResult<(StatusCode, Json<Identity>)> {
-    let (status, identity) = svc::add_identity(&s, auth.org_id, path_id(&id, WHAT)?, body).await?;
-    Ok((status, Json(identity)))
+) -> ApiResult<Linked> {
+    let (status, identity) = svc::add_identity(&s, auth.org_id, id, body).await?;
+    Ok(Linked(status, identity))
 }
 
 async fn notes(
     State(s): State<AppState>,
     auth: Authed<ContactsRead>,
-    Path(id): Path<String>,
     ValidatedQuery(q): ValidatedQuery<PageQuery>,
+    ContactId(id): ContactId,
 ) -> ApiResult<Json<Page<Note>>> {
-    Ok(Json(
-        svc::notes(&s, auth.org_id, path_id(&id, WHAT)?, q).await?,
-    ))
+    Ok(Json(svc::notes(&s, auth.org_id, id, q).await?))
 }
 
 async fn add_note(
     State(s): State<AppState>,
     auth: Authed<ContactsWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    ContactId(id): ContactId,
     ValidatedJson(body): ValidatedJson<CreateNote>,
-) -> ApiResult<(StatusCode, Json<Note>)> {
-    Ok((
-        StatusCode::CREATED,
-        Json(svc::add_note(&s, &auth, path_id(&id, WHAT)?, body).await?),
-    ))
+) -> ApiResult<Created<Note>> {
+    Ok(Created(svc::add_note(&s, &auth, id, body).await?))
 }

@@ -1,20 +1,32 @@
 //! `/conversations`: the inbox, read-only (`conversations:read`).
 
-use axum::extract::{Path, State};
-use axum::routing::get;
-use axum::{Json, Router};
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
+use axum::extract::State;
 use wm_types::conversations::{Conversation, ConversationList, ListConversationsQuery};
 
 use crate::error::ApiResult;
-use crate::extract::{Authed, ConversationsRead, NoQuery, ValidatedQuery, path_id};
+use crate::extract::{Authed, ConversationId, ConversationsRead, NoQuery, ValidatedQuery};
+use crate::reply::Json;
 use crate::services::conversations as svc;
 use crate::state::AppState;
 
+const TAG: &str = "Conversations";
+
 /// The conversation routes.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/conversations", get(list))
-        .route("/conversations/{id}", get(detail))
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/conversations",
+            get_with(list, |op| {
+                op.tag(TAG)
+                    .summary("List conversations with tabs and summary")
+            }),
+        )
+        .api_route(
+            "/conversations/{id}",
+            get_with(detail, |op| op.tag(TAG).summary("Get a conversation")),
+        )
 }
 
 async fn list(
@@ -28,10 +40,8 @@ async fn list(
 async fn detail(
     State(s): State<AppState>,
     auth: Authed<ConversationsRead>,
-    Path(id): Path<String>,
     _: NoQuery,
+    ConversationId(id): ConversationId,
 ) -> ApiResult<Json<Conversation>> {
-    Ok(Json(
-        svc::get(&s, auth.org_id, path_id(&id, "Conversation")?).await?,
-    ))
+    Ok(Json(svc::get(&s, auth.org_id, id).await?))
 }

@@ -1,49 +1,95 @@
 //! `/contacts/imports`: contact import jobs.
 
-use axum::extract::multipart::MultipartRejection;
-use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
+use aide::OperationInput;
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
+use aide::generate::GenContext;
+use aide::openapi::Operation;
+use aide::operation::set_body;
+use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
+use schemars::json_schema;
 use wm_types::PageQuery;
 use wm_types::common::Page;
-use wm_types::imports::ContactImport;
+use wm_types::imports::{ContactImport, ImportOptions};
 
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Authed, ContactsRead, ContactsWrite, NoQuery, ValidatedQuery, path_id};
+use crate::extract::{Authed, ContactsRead, ContactsWrite, ImportId, NoQuery, ValidatedQuery};
+use crate::openapi::{request_body, request_schema};
+use crate::reply::{Accepted, Json};
 use crate::services::imports as svc;
 use crate::services::imports::upload::MAX_IMPORT_BYTES;
 use crate::state::AppState;
 
-const WHAT: &str = "Import";
+const TAG: &str = "Contacts";
 
 /// The import routes; the upload takes bodies up to [`MAX_IMPORT_BYTES`].
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
             "/contacts/imports",
-            get(list)
-                .post(upload)
-                .layer(DefaultBodyLimit::max(MAX_IMPORT_BYTES)),
+            get_with(list, |op| {
+                op.tag(TAG).summary("Contact imports, newest first")
+            })
+            .post_with(upload, |op| {
+                op.tag(TAG).summary(
+                    "Import contacts from a CSV or NDJSON file (multipart: options, then file)",
+                )
+            })
+            .layer(DefaultBodyLimit::max(MAX_IMPORT_BYTES)),
         )
-        .route("/contacts/imports/{id}", get(detail))
+        .api_route(
+            "/contacts/imports/{id}",
+            get_with(detail, |op| {
+                op.tag(TAG)
+                    .summary("An import's status, counts and refused rows")
+            }),
+        )
+}
+
+/// The upload's body: multipart/form-data with an `options` part (JSON) and a `file` part;
+/// any other body is a 415.
+struct Upload(Multipart);
+
+impl<S: Send + Sync> FromRequest<S> for Upload {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        Multipart::from_request(req, state)
+            .await
+            .map(Upload)
+            .map_err(|_| {
+                ApiError::business(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    None,
+                    "Imports are uploaded as multipart/form-data with an options part and a file part.",
+                )
+            })
+    }
+}
+
+impl OperationInput for Upload {
+    fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
+        let schema = json_schema!({
+            "type": "object",
+            "properties": {
+                "options": request_schema::<ImportOptions>(),
+                "file": {"type": "string", "contentMediaType": "application/octet-stream"}
+            },
+            "required": ["file"]
+        });
+        set_body(ctx, op, request_body("multipart/form-data", schema));
+    }
 }
 
 async fn upload(
     State(s): State<AppState>,
     auth: Authed<ContactsWrite>,
     _: NoQuery,
-    body: Result<Multipart, MultipartRejection>,
-) -> ApiResult<(StatusCode, Json<ContactImport>)> {
-    let multipart = body.map_err(|_| {
-        ApiError::business(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            None,
-            "Imports are uploaded as multipart/form-data with an options part and a file part.",
-        )
-    })?;
+    Upload(multipart): Upload,
+) -> ApiResult<Accepted<ContactImport>> {
     let job = svc::upload(&s, &auth, multipart).await?;
-    Ok((StatusCode::ACCEPTED, Json(svc::view(job))))
+    Ok(Accepted(svc::view(job)))
 }
 
 async fn list(
@@ -57,8 +103,8 @@ async fn list(
 async fn detail(
     State(s): State<AppState>,
     auth: Authed<ContactsRead>,
-    Path(id): Path<String>,
     _: NoQuery,
+    ImportId(id): ImportId,
 ) -> ApiResult<Json<ContactImport>> {
-    Ok(Json(svc::get(&s, auth.org_id, path_id(&id, WHAT)?).await?))
+    Ok(Json(svc::get(&s, auth.org_id, id).await?))
 }

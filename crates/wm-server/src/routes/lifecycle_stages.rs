@@ -1,19 +1,23 @@
 //! `/lifecycle-stages`: the organisation's stages, so integrators can fill `lifecycleStageId`.
 
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::lookups::{LifecycleStage, List};
 
 use crate::db;
 use crate::error::ApiResult;
 use crate::extract::{Authed, ContactsRead, NoQuery};
+use crate::reply::Json;
 use crate::state::AppState;
 use crate::views::stage_view;
 
 /// The stage routes.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/lifecycle-stages", get(list))
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/lifecycle-stages",
+        get_with(list, |op| op.tag("Lookups").summary("Lifecycle stages")),
+    )
 }
 
 async fn list(

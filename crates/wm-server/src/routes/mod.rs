@@ -1,6 +1,7 @@
-//! The API-key routes, one module per resource, each exporting `router()`.
+//! The API-key routes, one module per resource, each exporting `router()`: an aide
+//! [`ApiRouter`] whose routes also make the OpenAPI document ([`crate::openapi`]).
 
-use axum::Router;
+use aide::axum::ApiRouter;
 
 use crate::state::AppState;
 
@@ -18,19 +19,22 @@ pub mod users;
 pub mod wallet;
 pub mod webhooks;
 
-/// Every API-key route (mounted behind [`crate::auth::api_key_auth`]).
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .merge(automations::router())
-        .merge(campaigns::router())
-        .merge(contacts::router())
-        .merge(conversations::router())
+/// Every API-key route (mounted behind [`crate::auth::api_key_auth`]), documented.
+///
+/// The order only matters to the document: schemars numbers the schemas of generic types
+/// (`Page2`, `List3`, …) in the order it meets them, so this order keeps their names.
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new()
         .merge(imports::router())
-        .merge(phone_numbers::router())
-        .merge(reports::router())
-        .merge(templates::router())
-        .merge(wallet::router())
+        .merge(contacts::router())
         .merge(lifecycle_stages::router())
         .merge(users::router())
+        .merge(templates::router())
+        .merge(phone_numbers::router())
+        .merge(wallet::router())
+        .merge(conversations::router())
+        .merge(automations::router())
+        .merge(campaigns::router())
+        .merge(reports::router())
         .merge(webhooks::router())
 }

@@ -1,19 +1,23 @@
 //! `/templates`: the organisation's message templates (`campaigns:read`).
 
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::campaigns::Template;
 use wm_types::lookups::List;
 
 use crate::error::ApiResult;
 use crate::extract::{Authed, CampaignsRead, NoQuery};
+use crate::reply::Json;
 use crate::services::catalog;
 use crate::state::AppState;
 
 /// The template routes.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/templates", get(list))
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/templates",
+        get_with(list, |op| op.tag("Lookups").summary("Message templates")),
+    )
 }
 
 async fn list(

@@ -1,19 +1,23 @@
 //! `/users`: the organisation's users, so integrators can fill `ownerId`.
 
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::lookups::{List, User};
 
 use crate::db;
 use crate::error::ApiResult;
 use crate::extract::{Authed, ContactsRead, NoQuery};
+use crate::reply::Json;
 use crate::state::AppState;
 use crate::views::user_view;
 
 /// The user routes.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/users", get(list))
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/users",
+        get_with(list, |op| op.tag("Lookups").summary("Users")),
+    )
 }
 
 async fn list(

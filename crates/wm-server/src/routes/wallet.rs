@@ -1,18 +1,24 @@
 //! `/wallet`: balance, allowance and the latest ledger entries (`campaigns:read`).
 
+use aide::axum::ApiRouter;
+use aide::axum::routing::get_with;
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
 use wm_types::campaigns::Wallet;
 
 use crate::error::ApiResult;
 use crate::extract::{Authed, CampaignsRead, NoQuery};
+use crate::reply::Json;
 use crate::services::catalog;
 use crate::state::AppState;
 
 /// The wallet route.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/wallet", get(detail))
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/wallet",
+        get_with(detail, |op| {
+            op.tag("Lookups").summary("Wallet, allowance and ledger")
+        }),
+    )
 }
 
 async fn detail(

@@ -1,10 +1,9 @@
 //! `/webhooks`: webhook management and the delivery log for API keys
 //! (`webhooks:read`, `webhooks:write`).
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use aide::axum::ApiRouter;
+use aide::axum::routing::{get_with, post_with};
+use axum::extract::State;
 use wm_types::PageQuery;
 use wm_types::common::{Deleted, Page};
 use wm_types::lookups::List;
@@ -12,20 +11,43 @@ use wm_types::webhooks::{CreateWebhook, Delivery, UpdateWebhook, Webhook, Webhoo
 
 use crate::error::ApiResult;
 use crate::extract::{
-    Authed, NoBody, NoQuery, ValidatedJson, ValidatedQuery, WebhooksRead, WebhooksWrite, path_id,
+    Authed, DeliveryId, NoBody, NoQuery, ValidatedJson, ValidatedQuery, WebhookId, WebhooksRead,
+    WebhooksWrite,
 };
+use crate::reply::{Accepted, Created, Json};
 use crate::services::webhooks as svc;
 use crate::state::AppState;
 
-const WHAT: &str = "Webhook";
+const TAG: &str = "Webhooks";
 
 /// The webhook routes.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/webhooks", get(list).post(create))
-        .route("/webhooks/{id}", get(detail).patch(update).delete(remove))
-        .route("/webhooks/{id}/deliveries", get(deliveries))
-        .route("/webhooks/{id}/deliveries/{delivery_id}/retry", post(retry))
+pub fn router() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/webhooks",
+            get_with(list, |op| op.tag(TAG).summary("List webhooks")).post_with(create, |op| {
+                op.tag(TAG)
+                    .summary("Create a webhook (the secret is shown once)")
+            }),
+        )
+        .api_route(
+            "/webhooks/{id}",
+            get_with(detail, |op| op.tag(TAG).summary("Get a webhook"))
+                .patch_with(update, |op| {
+                    op.tag(TAG).summary("Update or reactivate a webhook")
+                })
+                .delete_with(remove, |op| op.tag(TAG).summary("Delete a webhook")),
+        )
+        .api_route(
+            "/webhooks/{id}/deliveries",
+            get_with(deliveries, |op| {
+                op.tag(TAG).summary("A webhook's deliveries (7 days)")
+            }),
+        )
+        .api_route(
+            "/webhooks/{id}/deliveries/{deliveryId}/retry",
+            post_with(retry, |op| op.tag(TAG).summary("Retry a failed delivery")),
+        )
 }
 
 async fn create(
@@ -33,11 +55,8 @@ async fn create(
     auth: Authed<WebhooksWrite>,
     _: NoQuery,
     ValidatedJson(body): ValidatedJson<CreateWebhook>,
-) -> ApiResult<(StatusCode, Json<WebhookCreated>)> {
-    Ok((
-        StatusCode::CREATED,
-        Json(svc::create(&s, auth.org_id, body).await?),
-    ))
+) -> ApiResult<Created<WebhookCreated>> {
+    Ok(Created(svc::create(&s, auth.org_id, body).await?))
 }
 
 async fn list(
@@ -51,57 +70,48 @@ async fn list(
 async fn detail(
     State(s): State<AppState>,
     auth: Authed<WebhooksRead>,
-    Path(id): Path<String>,
     _: NoQuery,
+    WebhookId(id): WebhookId,
 ) -> ApiResult<Json<Webhook>> {
-    Ok(Json(svc::get(&s, auth.org_id, path_id(&id, WHAT)?).await?))
+    Ok(Json(svc::get(&s, auth.org_id, id).await?))
 }
 
 async fn update(
     State(s): State<AppState>,
     auth: Authed<WebhooksWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    WebhookId(id): WebhookId,
     ValidatedJson(body): ValidatedJson<UpdateWebhook>,
 ) -> ApiResult<Json<Webhook>> {
-    Ok(Json(
-        svc::update(&s, auth.org_id, path_id(&id, WHAT)?, body).await?,
-    ))
+    Ok(Json(svc::update(&s, auth.org_id, id, body).await?))
 }
 
 async fn remove(
     State(s): State<AppState>,
     auth: Authed<WebhooksWrite>,
-    Path(id): Path<String>,
     _: NoQuery,
+    WebhookId(id): WebhookId,
     _: NoBody,
 ) -> ApiResult<Json<Deleted>> {
-    Ok(Json(
-        svc::delete(&s, auth.org_id, path_id(&id, WHAT)?).await?,
-    ))
+    Ok(Json(svc::delete(&s, auth.org_id, id).await?))
 }
 
 async fn deliveries(
     State(s): State<AppState>,
     auth: Authed<WebhooksRead>,
-    Path(id): Path<String>,
     ValidatedQuery(q): ValidatedQuery<PageQuery>,
+    WebhookId(id): WebhookId,
 ) -> ApiResult<Json<Page<Delivery>>> {
-    Ok(Json(
-        svc::deliveries(&s, auth.org_id, path_id(&id, WHAT)?, q).await?,
-    ))
+    Ok(Json(svc::deliveries(&s, auth.org_id, id, q).await?))
 }
 
 async fn retry(
     State(s): State<AppState>,
     auth: Authed<WebhooksWrite>,
-    Path((id, delivery)): Path<(String, String)>,
     _: NoQuery,
+    WebhookId(id): WebhookId,
+    DeliveryId(delivery): DeliveryId,
     _: NoBody,
-) -> ApiResult<(StatusCode, Json<Delivery>)> {
-    let (id, delivery) = (path_id(&id, WHAT)?, path_id(&delivery, "Delivery")?);
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(svc::retry(&s, auth.org_id, id, delivery).await?),
-    ))
+) -> ApiResult<Accepted<Delivery>> {
+    Ok(Accepted(svc::retry(&s, auth.org_id, id, delivery).await?))
 }

@@ -1,10 +1,11 @@
-//! The OpenAPI document: served, complete against the router, internally consistent, and
-//! equal to the committed `docs/openapi.json` (regenerate with `WM_UPDATE_OPENAPI=1`).
+//! The OpenAPI document: served, true to the router (routes, scopes, path ids), internally
+//! consistent, and equal to the committed `docs/openapi.json` (regenerate with
+//! `WM_UPDATE_OPENAPI=1`).
 
 use axum::http::Method;
 use serde_json::Value;
 
-use crate::support::TestApp;
+use crate::support::{ALL_SCOPES, TestApp};
 
 fn refs(v: &Value, out: &mut Vec<String>) {
     match v {
@@ -64,18 +65,80 @@ async fn the_document_is_served_and_matches_the_committed_copy() {
     }
 }
 
+/// Every operation of the document, as (method, path, operation).
+fn operations(doc: &Value) -> Vec<(Method, String, Value)> {
+    let mut out = Vec::new();
+    for (path, ops) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in ops.as_object().expect("path item") {
+            let m = Method::from_bytes(method.to_uppercase().as_bytes()).expect("method");
+            out.push((m, path.clone(), op.clone()));
+        }
+    }
+    out
+}
+
+/// `path` with its `{param}`s replaced: `bad` for the one named `bad_param`, a fresh UUID
+/// for the others.
+fn concrete(path: &str, bad_param: Option<&str>, bad: &str) -> String {
+    path.split('/')
+        .map(
+            |seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(name) if Some(name) == bad_param => bad.to_owned(),
+                Some(_) => uuid::Uuid::new_v4().to_string(),
+                None => seg.to_owned(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The document describes the router: each operation is routed, its scope is the one the
+/// handler checks (a key with only that scope gets past the check, a key with every other
+/// scope is refused), and each documented path parameter is read as a UUID (a malformed one
+/// is the resource's 404, not the router's).
 #[tokio::test]
-async fn every_documented_operation_is_routed() {
+async fn every_documented_operation_is_routed_as_documented() {
     let app = TestApp::new().await;
     let org = app.org().await;
-    let id = uuid::Uuid::new_v4().to_string();
-    for (method, path) in wm_server::openapi::routes() {
-        let concrete = path.replace("{id}", &id).replace("{deliveryId}", &id);
-        let m = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
-        let body = matches!(method, "post" | "patch").then(|| serde_json::json!({}));
-        let r = app.call(m, &concrete, Some(&org.key), body).await;
+    let doc = wm_server::openapi::document();
+    let ops = operations(&doc);
+    assert!(ops.len() > 40, "the document lists the operations");
+    for (method, path, op) in ops {
+        let scope = op["description"]
+            .as_str()
+            .and_then(|d| d.strip_prefix("Requires the scope `"))
+            .and_then(|d| d.strip_suffix("`."))
+            .unwrap_or_else(|| panic!("{method} {path}: no scope in {op}"));
+        let only = org.key_with(&[scope]).await;
+        let others: Vec<&str> = ALL_SCOPES.iter().copied().filter(|s| *s != scope).collect();
+        let others = org.key_with(&others).await;
+        let body = (method != Method::GET).then(|| serde_json::json!({}));
+        let url = concrete(&path, None, "");
+        let r = app
+            .call(method.clone(), &url, Some(&only), body.clone())
+            .await;
         assert_ne!(r.status.as_u16(), 405, "{method} {path}");
+        assert_ne!(r.status.as_u16(), 403, "{method} {path}: {:?}", r.body);
         assert_ne!(r.body["message"], "Route not found", "{method} {path}");
         assert!(r.status.as_u16() < 500, "{method} {path}: {:?}", r.body);
+        let r = app
+            .call(method.clone(), &url, Some(&others), body.clone())
+            .await;
+        r.assert_error(403, Some("API_KEY_SCOPE_MISSING"));
+        let params = op["parameters"].as_array().cloned().unwrap_or_default();
+        for p in params.iter().filter(|p| p["in"] == "path") {
+            let name = p["name"].as_str().expect("name");
+            assert_eq!(p["schema"]["format"], "uuid", "{method} {path} {name}");
+            let url = concrete(&path, Some(name), "not-a-uuid");
+            let r = app
+                .call(method.clone(), &url, Some(&only), body.clone())
+                .await;
+            r.assert_error(404, None);
+            let message = r.body["message"].as_str().unwrap_or_default();
+            assert!(
+                message.ends_with(" not found") && message != "Route not found",
+                "{method} {path} {name}: {message}"
+            );
+        }
     }
 }
