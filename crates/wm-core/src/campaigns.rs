@@ -268,13 +268,13 @@ fn send(plan: &SendPlan, facts: &Facts) -> Result<Transition, CampaignError> {
     match plan {
         SendPlan::Now | SendPlan::Staggered { start: None, .. } => {
             if facts.balance_covers_next_batch {
-                Ok(to(CampaignStatus::Sending, None, true))
+                Ok(to(CampaignStatus::Sending, Some(None), true))
             } else {
                 Err(CampaignError::InsufficientBalance)
             }
         }
         SendPlan::Scheduled { .. } | SendPlan::Staggered { start: Some(_), .. } => {
-            Ok(to(CampaignStatus::Scheduled, None, false))
+            Ok(to(CampaignStatus::Scheduled, Some(None), false))
         }
     }
 }
@@ -283,8 +283,8 @@ fn send(plan: &SendPlan, facts: &Facts) -> Result<Transition, CampaignError> {
 ///
 /// | action | from | to |
 /// |---|---|---|
-/// | Send(now / staggered without start) | DRAFT, SCHEDULED | SENDING, batch now (balance must cover it) |
-/// | Send(scheduled / staggered with start) | DRAFT, SCHEDULED | SCHEDULED |
+/// | Send(now / staggered without start) | DRAFT, SCHEDULED | SENDING, stopReason null, batch now (balance must cover it) |
+/// | Send(scheduled / staggered with start) | DRAFT, SCHEDULED | SCHEDULED, stopReason null |
 /// | StartScheduled | SCHEDULED | SENDING, batch now; PAUSED (INSUFFICIENT_BALANCE) if not covered |
 /// | Pause | SENDING | PAUSED, stopReason null |
 /// | Resume | PAUSED | SENDING, stopReason null, batch now (balance must cover it) |
@@ -692,8 +692,8 @@ mod tests {
         #[rustfmt::skip]
         let table: [(CampaignStatus, [&str; 10]); 5] = [
             //                          Send now        Send sched.     Send stag. now  Send stag. at   Pause           Resume          StartScheduled  BalanceShort    AllProcessed    PlatformBlocked
-            (CampaignStatus::Draft,     [">SENDING!",    ">SCHEDULED",   ">SENDING!",    ">SCHEDULED",   "NotSending",   "NotPaused",    "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
-            (CampaignStatus::Scheduled, [">SENDING!",    ">SCHEDULED",   ">SENDING!",    ">SCHEDULED",   "NotSending",   "NotPaused",    ">SENDING!",    "InvalidState", "InvalidState", ">PAUSED#"]),
+            (CampaignStatus::Draft,     [">SENDING!~",   ">SCHEDULED~",  ">SENDING!~",   ">SCHEDULED~",   "NotSending",   "NotPaused",    "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
+            (CampaignStatus::Scheduled, [">SENDING!~",   ">SCHEDULED~",  ">SENDING!~",   ">SCHEDULED~",   "NotSending",   "NotPaused",    ">SENDING!",    "InvalidState", "InvalidState", ">PAUSED#"]),
             (CampaignStatus::Sending,   ["InvalidState", "InvalidState", "InvalidState", "InvalidState", ">PAUSED~",     "NotPaused",    "InvalidState", ">PAUSED$",     ">COMPLETED",   ">PAUSED#"]),
             (CampaignStatus::Paused,    ["InvalidState", "InvalidState", "InvalidState", "InvalidState", "NotSending",   ">SENDING!~",   "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
             (CampaignStatus::Completed, ["InvalidState", "InvalidState", "InvalidState", "InvalidState", "NotSending",   "NotPaused",    "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
@@ -719,8 +719,8 @@ mod tests {
         #[rustfmt::skip]
         let table: [(CampaignStatus, [&str; 9]); 5] = [
             //                          Send now               Send sched.     Send stag. now         Send stag. at   Pause         Resume                 StartScheduled  BalanceShort    AllProcessed
-            (CampaignStatus::Draft,     ["InsufficientBalance", ">SCHEDULED",   "InsufficientBalance", ">SCHEDULED",   "NotSending", "NotPaused",           "InvalidState", "InvalidState", "InvalidState"]),
-            (CampaignStatus::Scheduled, ["InsufficientBalance", ">SCHEDULED",   "InsufficientBalance", ">SCHEDULED",   "NotSending", "NotPaused",           ">PAUSED$",     "InvalidState", "InvalidState"]),
+            (CampaignStatus::Draft,     ["InsufficientBalance", ">SCHEDULED~",  "InsufficientBalance", ">SCHEDULED~",   "NotSending", "NotPaused",           "InvalidState", "InvalidState", "InvalidState"]),
+            (CampaignStatus::Scheduled, ["InsufficientBalance", ">SCHEDULED~",  "InsufficientBalance", ">SCHEDULED~",   "NotSending", "NotPaused",           ">PAUSED$",     "InvalidState", "InvalidState"]),
             (CampaignStatus::Sending,   ["InvalidState",        "InvalidState", "InvalidState",        "InvalidState", ">PAUSED~",   "NotPaused",           "InvalidState", ">PAUSED$",     ">COMPLETED"]),
             (CampaignStatus::Paused,    ["InvalidState",        "InvalidState", "InvalidState",        "InvalidState", "NotSending", "InsufficientBalance", "InvalidState", "InvalidState", "InvalidState"]),
             (CampaignStatus::Completed, ["InvalidState",        "InvalidState", "InvalidState",        "InvalidState", "NotSending", "NotPaused",           "InvalidState", "InvalidState", "InvalidState"]),

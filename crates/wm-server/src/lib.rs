@@ -184,6 +184,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             verify_token: args.whatsapp_verify_token.clone(),
         },
     };
+    let clock: Arc<dyn wm_core::time::Clock> = Arc::new(wm_core::time::SystemClock);
     let provider: Arc<dyn wm_core::provider::MessagingProvider> = match args.provider.as_str() {
         "whatsapp" => Arc::new(
             provider::whatsapp::WhatsAppProvider::new(
@@ -192,15 +193,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             )
             .map_err(|e| anyhow::anyhow!("the WhatsApp client: {e}"))?,
         ),
-        _ => Arc::new(provider::simulated::SimulatedProvider::new(db.clone())),
+        _ => Arc::new(provider::simulated::SimulatedProvider::new(
+            db.clone(),
+            clock.clone(),
+        )),
     };
-    let state = AppState::build(
-        db,
-        Arc::new(wm_core::time::SystemClock),
-        settings,
-        provider,
-        secret_key,
-    );
+    let state = AppState::build(db, clock, settings, provider, secret_key);
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     let _metrics = observe::exporter::serve(args.metrics_listen.0, &state).await?;
     let base = format!("http://{}/api/v1", listener.local_addr()?);

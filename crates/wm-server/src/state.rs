@@ -126,7 +126,7 @@ pub struct Inner {
 impl AppState {
     /// Builds the state with the simulated messaging platform.
     pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings) -> Self {
-        let provider = Arc::new(SimulatedProvider::new(db.clone()));
+        let provider = Arc::new(SimulatedProvider::new(db.clone(), clock.clone()));
         Self::with_provider(db, clock, settings, provider)
     }
 

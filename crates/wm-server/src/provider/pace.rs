@@ -38,6 +38,9 @@ struct Slots {
     end: i64,
 }
 
+/// Wall time in µs. Pacing is the one clock read that does not go through the injected
+/// clock on purpose: it bounds the real rate at which the platform is called, and a test
+/// clock standing still would stall every send.
 fn now_us() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -4,9 +4,12 @@
 //! does not de-duplicate, exactly like a real platform without idempotency keys, so the
 //! pipeline's at-most-once guarantee is what keeps a message from being sent twice.
 
+use std::sync::Arc;
+
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
 use wm_core::provider::{MessagingProvider, OutboundMessage, SendError, StatusUpdate};
+use wm_core::time::Clock;
 use wm_types::enums::RecipientStatus;
 
 use crate::db::Db;
@@ -18,12 +21,14 @@ pub const NOT_A_MESSAGING_ACCOUNT: &str = "Recipient is not a messaging account"
 /// The simulated platform.
 pub struct SimulatedProvider {
     db: Db,
+    clock: Arc<dyn Clock>,
 }
 
 impl SimulatedProvider {
-    /// A platform logging to `db`.
-    pub fn new(db: Db) -> Self {
-        SimulatedProvider { db }
+    /// A platform logging to `db`, stamping its log with `clock` (the server's, so tests
+    /// that move time see the platform's log move with it).
+    pub fn new(db: Db, clock: Arc<dyn Clock>) -> Self {
+        SimulatedProvider { db, clock }
     }
 }
 
@@ -49,7 +54,7 @@ impl MessagingProvider for SimulatedProvider {
             body: Set(m.body.clone()),
             accepted: Set(accepted),
             receipt_sent: Set(false),
-            created_at: Set(chrono::Utc::now().timestamp_millis()),
+            created_at: Set(self.clock.now().timestamp_millis()),
         })
         .exec_without_returning(&*txn)
         .await

@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, HashMap};
 
 use axum::http::StatusCode;
-use chrono::Utc;
 use sea_orm::sea_query::{Expr, Func, Query, SimpleExpr};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait, ExprTrait,
@@ -65,8 +64,9 @@ fn variables_of(c: &campaign::Model) -> serde_json::Map<String, serde_json::Valu
 async fn views(
     conn: &impl ConnectionTrait,
     rows: &[campaign::Model],
-    detail: bool,
+    detail_at: Option<i64>,
 ) -> ApiResult<Vec<Campaign>> {
+    let detail = detail_at.is_some();
     let ids: Vec<Uuid> = rows.iter().map(|c| c.id).collect();
     let tids: Vec<Uuid> = rows.iter().map(|c| c.template_id).collect();
     let pids: Vec<Uuid> = rows.iter().map(|c| c.phone_number_id).collect();
@@ -134,8 +134,8 @@ async fn views(
             errors_by_reason: None,
             last_replies: None,
         };
-        if detail {
-            add_detail(conn, c, &mut v).await?;
+        if let Some(now) = detail_at {
+            add_detail(conn, c, &mut v, now).await?;
         }
         out.push(v);
     }
@@ -166,8 +166,8 @@ async fn add_detail(
     conn: &impl ConnectionTrait,
     c: &campaign::Model,
     v: &mut Campaign,
+    now: i64,
 ) -> ApiResult<()> {
-    let now = Utc::now().timestamp_millis();
     let (batch, cost) = sending::price_next_batch(conn, c, None, now).await?;
     v.estimated_cost = Some((!batch.is_empty() || v.stats.total > 0).then_some(cost.total));
     let real = recipient::Entity::find()
@@ -256,10 +256,14 @@ async fn recipient_contacts(
 }
 
 async fn detail(state: &AppState, c: &campaign::Model) -> ApiResult<Campaign> {
-    views(&state.db.conn, std::slice::from_ref(c), true)
-        .await?
-        .pop()
-        .ok_or_else(|| ApiError::not_found(NOT_FOUND))
+    views(
+        &state.db.conn,
+        std::slice::from_ref(c),
+        Some(state.now_ms()),
+    )
+    .await?
+    .pop()
+    .ok_or_else(|| ApiError::not_found(NOT_FOUND))
 }
 
 /// `GET /campaigns/{id}`.
@@ -454,7 +458,7 @@ pub async fn list(state: &AppState, org: Uuid, q: &ListCampaignsQuery) -> ApiRes
         .limit(page_size)
         .all(conn)
         .await?;
-    let data = views(conn, &rows, false).await?;
+    let data = views(conn, &rows, None).await?;
     let summary = summary(state, org, q.days.unwrap_or(30), now).await?;
     Ok(CampaignList {
         data,
@@ -853,15 +857,7 @@ pub async fn send(
     let f = facts(&*txn, &c, limit, now).await?;
     let t = rules::transition(status_of(&c), &Action::Send(plan.clone()), &f)
         .map_err(campaign_error)?;
-    let mut upd = campaign::Entity::update_many()
-        .col_expr(campaign::Column::Status, Expr::val(t.to.as_str()))
-        .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
-        .col_expr(
-            campaign::Column::StopReason,
-            Expr::val(Option::<String>::None),
-        )
-        .filter(campaign::Column::Id.eq(c.id))
-        .filter(campaign::Column::Status.eq(c.status.clone()));
+    let mut upd = sending::transition_update(c.id, &[status_of(&c)], &t, now);
     let (start, size, interval) = match plan {
         SendPlan::Now => (None, None, None),
         SendPlan::Scheduled { at } => (Some(at.timestamp_millis()), None, None),
@@ -916,16 +912,7 @@ pub async fn pause(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign>
         stop_reason: c.stop_reason.clone(),
     };
     let t = rules::transition(status_of(&c), &Action::Pause, &f).map_err(campaign_error)?;
-    let done = campaign::Entity::update_many()
-        .col_expr(campaign::Column::Status, Expr::val(t.to.as_str()))
-        .col_expr(campaign::Column::PausedAt, Expr::val(now))
-        .col_expr(
-            campaign::Column::StopReason,
-            Expr::val(Option::<String>::None),
-        )
-        .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
-        .filter(campaign::Column::Id.eq(c.id))
-        .filter(campaign::Column::Status.eq(c.status.clone()))
+    let done = sending::transition_update(c.id, &[status_of(&c)], &t, now)
         .exec(&*txn)
         .await?;
     if done.rows_affected == 0 {
@@ -951,17 +938,8 @@ pub async fn resume(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign
     }
     let t = rules::transition(status_of(&c), &Action::Resume, &f).map_err(campaign_error)?;
     let next = sending::next_batch_at(c.batch_interval_min, now);
-    let done = campaign::Entity::update_many()
-        .col_expr(campaign::Column::Status, Expr::val(t.to.as_str()))
-        .col_expr(campaign::Column::PausedAt, Expr::val(Option::<i64>::None))
-        .col_expr(
-            campaign::Column::StopReason,
-            Expr::val(Option::<String>::None),
-        )
+    let done = sending::transition_update(c.id, &[status_of(&c)], &t, now)
         .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
-        .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
-        .filter(campaign::Column::Id.eq(c.id))
-        .filter(campaign::Column::Status.eq(c.status.clone()))
         .exec(&*txn)
         .await?;
     if done.rows_affected == 0 {

@@ -13,6 +13,7 @@ use sea_orm::{
     QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
+use wm_core::campaigns::{Action, Facts, transition};
 use wm_types::campaigns::{CampaignStatus, Inbound};
 use wm_types::enums::ChannelType;
 
@@ -316,9 +317,11 @@ async fn template_status(
             .exec(&*txn)
             .await?;
         let Some(reason) = stop else { continue };
-        let sending: Vec<Uuid> = campaign::Entity::find()
+        let blocked = Action::PlatformBlocked(reason.to_owned());
+        let live: Vec<(Uuid, String)> = campaign::Entity::find()
             .select_only()
             .column(campaign::Column::Id)
+            .column(campaign::Column::Status)
             .filter(campaign::Column::TemplateId.eq(t.id))
             .filter(campaign::Column::Status.is_in([
                 CampaignStatus::Sending.as_str(),
@@ -327,8 +330,12 @@ async fn template_status(
             .into_tuple()
             .all(&*txn)
             .await?;
-        for c in sending {
-            sending::pause_with(&*txn, c, reason, now).await?;
+        for (c, status) in live {
+            let status = CampaignStatus::parse(&status).unwrap_or(CampaignStatus::Unknown);
+            // The core decides; a status it does not pause from is left alone.
+            if let Ok(t) = transition(status, &blocked, &Facts::default()) {
+                sending::apply(&*txn, c, &[status], &t, now).await?;
+            }
         }
     }
     txn.commit().await?;

@@ -11,9 +11,10 @@ use chrono::{Datelike, TimeZone, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect,
+    QueryFilter, QueryOrder, QuerySelect, UpdateMany,
 };
 use uuid::Uuid;
+use wm_core::campaigns::Transition;
 use wm_core::messaging::{Ineligible, messageable};
 use wm_core::pricing::{RateCard, allowance_covered};
 use wm_types::Money;
@@ -365,27 +366,40 @@ pub async fn pending_count(conn: &impl ConnectionTrait, campaign: Uuid) -> Resul
         .await
 }
 
-/// Pauses a campaign with a stop reason set by the service (balance, platform), when it is
-/// SENDING or SCHEDULED; `false` when it was not.
-pub async fn pause_with(
+/// The UPDATE a core [`Transition`] makes: its status, its stop reason (set, cleared or left,
+/// as the core decided) and `pausedAt` (now when it pauses, cleared otherwise). It is
+/// conditional on the campaign still being in one of `from`, so of two concurrent changes one
+/// wins; callers add their own columns (schedule, batch size) before executing it.
+pub fn transition_update(
+    campaign_id: Uuid,
+    from: &[CampaignStatus],
+    t: &Transition,
+    now: i64,
+) -> UpdateMany<campaign::Entity> {
+    let mut upd = campaign::Entity::update_many()
+        .col_expr(campaign::Column::Status, Expr::val(t.to.as_str()))
+        .col_expr(
+            campaign::Column::PausedAt,
+            Expr::val((t.to == CampaignStatus::Paused).then_some(now)),
+        )
+        .col_expr(campaign::Column::UpdatedAt, Expr::val(now));
+    if let Some(reason) = &t.stop_reason {
+        upd = upd.col_expr(campaign::Column::StopReason, Expr::val(reason.clone()));
+    }
+    upd.filter(campaign::Column::Id.eq(campaign_id))
+        .filter(campaign::Column::Status.is_in(from.iter().map(|s| s.as_str())))
+}
+
+/// Applies a transition the service or worker did not start from the API (balance, platform);
+/// `false` when the campaign had already left `from`.
+pub async fn apply(
     conn: &impl ConnectionTrait,
     campaign_id: Uuid,
-    stop_reason: &str,
+    from: &[CampaignStatus],
+    t: &Transition,
     now: i64,
 ) -> Result<bool, DbErr> {
-    Ok(campaign::Entity::update_many()
-        .col_expr(
-            campaign::Column::Status,
-            Expr::val(CampaignStatus::Paused.as_str()),
-        )
-        .col_expr(campaign::Column::StopReason, Expr::val(stop_reason))
-        .col_expr(campaign::Column::PausedAt, Expr::val(now))
-        .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
-        .filter(campaign::Column::Id.eq(campaign_id))
-        .filter(campaign::Column::Status.is_in([
-            CampaignStatus::Sending.as_str(),
-            CampaignStatus::Scheduled.as_str(),
-        ]))
+    Ok(transition_update(campaign_id, from, t, now)
         .exec(conn)
         .await?
         .rows_affected

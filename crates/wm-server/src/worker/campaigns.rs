@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use uuid::Uuid;
 use wm_core::campaigns::{Action, Facts, transition};
-use wm_types::campaigns::{CampaignStatus, STOP_INSUFFICIENT_BALANCE};
+use wm_types::campaigns::CampaignStatus;
 
 use crate::db::WriteTxn;
 use crate::db::entities::campaign;
@@ -167,13 +167,25 @@ impl CampaignWorker {
         })
     }
 
+    /// Pauses a campaign whose balance does not cover its next batch, as the core's
+    /// transition for `status` says.
     async fn pause_for_balance(
         &self,
         conn: &impl sea_orm::ConnectionTrait,
         c: &campaign::Model,
+        status: CampaignStatus,
         now: i64,
     ) -> anyhow::Result<()> {
-        sending::pause_with(conn, c.id, STOP_INSUFFICIENT_BALANCE, now).await?;
+        let short = Facts {
+            balance_covers_next_batch: false,
+            ..Facts::default()
+        };
+        let action = match status {
+            CampaignStatus::Scheduled => Action::StartScheduled,
+            _ => Action::BalanceShort,
+        };
+        let t = transition(status, &action, &short).map_err(|e| anyhow::anyhow!(e.message()))?;
+        sending::apply(conn, c.id, &[status], &t, now).await?;
         Ok(())
     }
 
@@ -208,7 +220,8 @@ impl CampaignWorker {
             || sending::charge_next_batch(&*txn, &c, limit, now).await?
                 == sending::Charge::Insufficient
         {
-            self.pause_for_balance(&*txn, &c, now).await?;
+            self.pause_for_balance(&*txn, &c, CampaignStatus::Scheduled, now)
+                .await?;
             txn.commit().await?;
             out.paused += 1;
             return Ok(());
@@ -265,10 +278,8 @@ impl CampaignWorker {
         }
         match sending::charge_next_batch(&*txn, &c, limit, now).await? {
             sending::Charge::Insufficient => {
-                let f = self.facts(&*txn, &c, now).await?;
-                transition(CampaignStatus::Sending, &Action::BalanceShort, &f)
-                    .map_err(|e| anyhow::anyhow!(e.message()))?;
-                self.pause_for_balance(&*txn, &c, now).await?;
+                self.pause_for_balance(&*txn, &c, CampaignStatus::Sending, now)
+                    .await?;
                 out.paused += 1;
             }
             sending::Charge::Queued { .. } => {

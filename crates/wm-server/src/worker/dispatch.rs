@@ -439,8 +439,13 @@ async fn pause(
         &wm_core::campaigns::Facts::default(),
     )
     .map_err(|e| anyhow::anyhow!(e.message()))?;
-    if let Some(Some(reason)) = t.stop_reason {
-        crate::services::sending::pause_with(&state.db.conn, c.id, &reason, state.now_ms()).await?;
-    }
+    crate::services::sending::apply(
+        &state.db.conn,
+        c.id,
+        &[CampaignStatus::Sending],
+        &t,
+        state.now_ms(),
+    )
+    .await?;
     Ok(())
 }

@@ -702,7 +702,10 @@ async fn a_restart_mid_send_sends_and_charges_each_recipient_exactly_once() {
     // The server dies in the middle: the 7th message reached the platform, its result never
     // got recorded.
     let hanging = Arc::new(HangsAfter {
-        inner: wm_server::provider::simulated::SimulatedProvider::new(app.state.db.clone()),
+        inner: wm_server::provider::simulated::SimulatedProvider::new(
+            app.state.db.clone(),
+            app.state.clock.clone(),
+        ),
         n: 7,
         seen: AtomicUsize::new(0),
     });
