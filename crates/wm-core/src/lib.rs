@@ -8,6 +8,8 @@
 //! - [`contacts`]: contact request schemas and the create/update rules.
 //! - [`imports`]: contact import options, CSV column mapping and what an import row does.
 //! - [`admin`]: schemas of the operator API bodies.
+//! - [`automations`]: automation definitions, their wording, and ([`automations::run`]) how a
+//!   run executes: each step's plan, what its outcome logs, how the run ends.
 //! - [`campaigns`]: campaign request schemas, audiences, send plans and the state machine.
 //! - [`messaging`]: who may be messaged (opt-out, consent, phone), one rule for every path.
 //! - [`templates`]: template variable positions, their sources and rendering.

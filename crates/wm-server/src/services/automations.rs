@@ -9,6 +9,7 @@ use sea_orm::{
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
+use wm_core::automations::run::RunResult;
 use wm_core::automations::{check_definition, step_summary, trigger_label};
 use wm_types::automations::{
     Automation, AutomationList, AutomationRun, AutomationStatus, AutomationSummary, AutomationTab,
@@ -26,9 +27,6 @@ use crate::state::AppState;
 
 const NOT_FOUND: &str = "Automation";
 const WEEK_MS: i64 = 7 * 86_400_000;
-
-/// A run waiting to start or continue.
-pub const WAITING: &str = "waiting";
 
 fn steps_of(a: &automation::Model) -> Vec<Step> {
     serde_json::from_str(&a.steps).unwrap_or_default()
@@ -406,7 +404,7 @@ pub async fn enqueue(
         organization_id: Set(a.organization_id),
         automation_id: Set(a.id),
         contact_id: Set(contact),
-        result: Set(WAITING.to_owned()),
+        result: Set(RunResult::Waiting.as_str().to_owned()),
         next_step: Set(0),
         resume_at: Set(Some(now)),
         locked_until: Set(None),

@@ -12,15 +12,16 @@ use sea_orm::{
 };
 use tracing::Instrument;
 use uuid::Uuid;
-use wm_core::automations::{ContactFacts, FAILURES_TO_PAUSE, condition_holds};
+use wm_core::automations::run::{self, RunResult, StepOutcome, StepPlan, Streak, Then};
+use wm_core::automations::{ContactFacts, FAILURES_TO_PAUSE};
 use wm_types::Timestamp;
-use wm_types::automations::{AutomationStatus, RunStep, Step, StepKind, StepType, TriggerType};
+use wm_types::automations::{AutomationStatus, RunStep, Step, TriggerType};
 use wm_types::enums::{ChannelType, RecipientStatus};
 
 use crate::db::entities::{automation, automation_run, contact, identity, recipient};
 use crate::observe::health::{Worker, pass};
 use crate::observe::metrics;
-use crate::services::automations::{WAITING, enqueue};
+use crate::services::automations::enqueue;
 use crate::services::contacts;
 use crate::state::AppState;
 
@@ -44,9 +45,11 @@ pub struct AutomationWorker {
     state: AppState,
 }
 
-enum Stop {
-    Wait,
-    End(&'static str, Option<String>),
+/// Templates sent and their cost so far in a run.
+#[derive(Debug, Clone, Copy)]
+struct Tally {
+    templates: i32,
+    cost: i64,
 }
 
 impl AutomationWorker {
@@ -150,7 +153,7 @@ impl AutomationWorker {
         let now = self.state.now_ms();
         let txn = self.state.db.write().await?;
         let q = automation_run::Entity::find()
-            .filter(automation_run::Column::Result.eq(WAITING))
+            .filter(automation_run::Column::Result.eq(RunResult::Waiting.as_str()))
             .filter(automation_run::Column::ResumeAt.lte(now))
             .filter(
                 Condition::any()
@@ -176,125 +179,99 @@ impl AutomationWorker {
         Ok(due)
     }
 
-    /// Executes a run from its next step; returns whether it failed.
+    /// Executes a run from its next step, as wm-core's [`run`] rules say; returns whether it
+    /// failed.
     async fn execute(&self, run: automation_run::Model) -> anyhow::Result<bool> {
         let conn = &self.state.db.conn;
         let mut log: Vec<RunStep> = serde_json::from_str(&run.steps_log).unwrap_or_default();
-        let mut templates = run.templates_sent;
-        let mut cost = run.cost_micros;
-        let Some(a) = automation::Entity::find_by_id(run.automation_id)
-            .one(conn)
-            .await?
-        else {
-            return self
-                .finish(
-                    &run,
-                    None,
-                    log,
-                    "skipped",
-                    Some("automation deleted".into()),
-                    templates,
-                    cost,
-                )
-                .await;
+        let mut tally = Tally {
+            templates: run.templates_sent,
+            cost: run.cost_micros,
         };
-        if a.status != AutomationStatus::Active.as_str() {
-            return self
-                .finish(
-                    &run,
-                    Some(&a),
-                    log,
-                    "skipped",
-                    Some(format!("automation is {}", a.status)),
-                    templates,
-                    cost,
-                )
-                .await;
-        }
+        let a = automation::Entity::find_by_id(run.automation_id)
+            .one(conn)
+            .await?;
+        let a = match a {
+            Some(a) if a.status == AutomationStatus::Active.as_str() => a,
+            other => {
+                let why = run::not_runnable(other.as_ref().map(|a| a.status.as_str()));
+                let end = (RunResult::Skipped, Some(why));
+                return self.finish(&run, other.as_ref(), log, end, tally).await;
+            }
+        };
         let steps: Vec<Step> = serde_json::from_str(&a.steps).unwrap_or_default();
         let start = usize::try_from(run.next_step).unwrap_or(0);
-        let mut stop = Stop::End("completed", None);
         for (i, step) in steps.iter().enumerate().skip(start) {
+            let outcome = self.carry_out(&run, &a, i, step, &mut log).await?;
+            if let StepOutcome::Sent { price_micros, .. } = &outcome {
+                tally.templates += 1;
+                tally.cost += price_micros;
+            }
             let now = self.state.now_ms();
-            let record = |log: &mut Vec<RunStep>, outcome: &str, detail: Option<String>| {
-                log.push(RunStep {
-                    index: i as u32,
-                    step_type: step.step_type,
-                    kind: step.config.kind,
-                    outcome: outcome.to_owned(),
-                    detail,
-                    at: Timestamp::from_millis(now),
-                });
-            };
-            match step.step_type {
-                StepType::Wait => {
-                    let minutes = step.config.value.as_i64().unwrap_or(0);
-                    record(&mut log, "waiting", Some(format!("{minutes} minutes")));
-                    let resume = now + minutes * 60_000;
-                    self.save_wait(&run, i + 1, resume, &log, templates, cost)
+            let (word, detail, then) = run::after(outcome);
+            log.push(RunStep {
+                index: i as u32,
+                step_type: step.step_type,
+                kind: step.config.kind,
+                outcome: word.to_owned(),
+                detail,
+                at: Timestamp::from_millis(now),
+            });
+            match then {
+                Then::Continue => {}
+                Then::ResumeAfter(ms) => {
+                    self.save_wait(&run, i + 1, now.saturating_add(ms), &log, tally)
                         .await?;
-                    stop = Stop::Wait;
-                    break;
+                    metrics::automation_run(RunResult::Waiting.as_str());
+                    tracing::info!(
+                        result = "waiting",
+                        "automation run paused until its wait ends"
+                    );
+                    return Ok(false);
                 }
-                StepType::Condition => {
-                    let facts = self.facts(run.contact_id).await?;
-                    if condition_holds(step, &facts) {
-                        record(&mut log, "passed", None);
-                    } else {
-                        record(&mut log, "not_met", None);
-                        stop = Stop::End("condition", None);
-                        break;
-                    }
+                Then::End(result, error) => {
+                    return self
+                        .finish(&run, Some(&a), log, (result, error), tally)
+                        .await;
                 }
-                _ => match self
-                    .act(&run, &a, i, step, &mut log)
-                    .instrument(
-                        tracing::info_span!("automation_step", step = i, kind = ?step.config.kind),
-                    )
-                    .await
-                {
-                    Ok(Acted::Done(detail)) => record(&mut log, "done", detail),
-                    Ok(Acted::Sent(price, detail)) => {
-                        templates += 1;
-                        cost += price;
-                        record(&mut log, "sent", Some(detail));
-                    }
-                    Ok(Acted::Skipped(reason)) => {
-                        record(&mut log, "skipped", Some(reason.clone()));
-                        stop = Stop::End("skipped", Some(reason));
-                        break;
-                    }
-                    Err(reason) => {
-                        record(&mut log, "failed", Some(reason.clone()));
-                        stop = Stop::End("failed", Some(reason));
-                        break;
-                    }
-                },
             }
         }
-        match stop {
-            Stop::Wait => {
-                metrics::automation_run("waiting");
-                tracing::info!(
-                    result = "waiting",
-                    "automation run paused until its wait ends"
-                );
-                Ok(false)
-            }
-            Stop::End(result, error) => {
-                self.finish(&run, Some(&a), log, result, error, templates, cost)
-                    .await
-            }
-        }
+        let end = (RunResult::Completed, None);
+        self.finish(&run, Some(&a), log, end, tally).await
     }
 
-    async fn facts(&self, contact: Option<Uuid>) -> anyhow::Result<ContactFacts> {
+    /// Carries out what a step asks for; only I/O errors of the worker itself are `Err`.
+    async fn carry_out(
+        &self,
+        run: &automation_run::Model,
+        a: &automation::Model,
+        i: usize,
+        step: &Step,
+        log: &mut Vec<RunStep>,
+    ) -> anyhow::Result<StepOutcome> {
+        Ok(match run::plan(step) {
+            StepPlan::Wait { minutes } => StepOutcome::Waited { minutes },
+            StepPlan::Condition => {
+                let facts = self.facts(run.contact_id).await?;
+                StepOutcome::Checked(run::holds(step, facts.as_ref()))
+            }
+            action => self
+                .act(run, a, i, action, log)
+                .instrument(
+                    tracing::info_span!("automation_step", step = i, kind = ?step.config.kind),
+                )
+                .await
+                .unwrap_or_else(StepOutcome::Failed),
+        })
+    }
+
+    async fn facts(&self, contact: Option<Uuid>) -> anyhow::Result<Option<ContactFacts>> {
         let Some(id) = contact else {
-            return Ok(ContactFacts::default());
+            return Ok(None);
         };
         let conn = &self.state.db.conn;
         let Some(c) = contact::Entity::find_by_id(id).one(conn).await? else {
-            return Ok(ContactFacts::default());
+            return Ok(None);
         };
         let channel_types = identity::Entity::find()
             .filter(identity::Column::ContactId.eq(id))
@@ -303,10 +280,10 @@ impl AutomationWorker {
             .into_iter()
             .filter_map(|i| ChannelType::parse(&i.channel_type))
             .collect();
-        Ok(ContactFacts {
+        Ok(Some(ContactFacts {
             channel_types,
             tags: serde_json::from_str(&c.tags).unwrap_or_default(),
-        })
+        }))
     }
 
     async fn act(
@@ -314,11 +291,10 @@ impl AutomationWorker {
         run: &automation_run::Model,
         a: &automation::Model,
         index: usize,
-        step: &Step,
+        action: StepPlan,
         log: &mut Vec<RunStep>,
-    ) -> Result<Acted, String> {
+    ) -> Result<StepOutcome, String> {
         let conn = &self.state.db.conn;
-        let value = step.config.value.as_str().unwrap_or_default().to_owned();
         let contact = match run.contact_id {
             Some(id) => contact::Entity::find_by_id(id)
                 .one(conn)
@@ -331,27 +307,29 @@ impl AutomationWorker {
         };
         let now = self.state.now_ms();
         let by = format!("Automation \"{}\"", a.name);
-        match step.config.kind {
-            StepKind::AddTag => {
+        match action {
+            StepPlan::AddTag(tag) => {
                 let mut f = crate::db::contacts::fields_of(&c);
-                f.tags = wm_core::tags::merge_tags(&f.tags, &[value.trim().to_owned()]);
+                f.tags = wm_core::tags::merge_tags(&f.tags, std::slice::from_ref(&tag));
                 self.change(&c, &f, &by, now).await?;
-                Ok(Acted::Done(Some(value)))
+                Ok(StepOutcome::Done(Some(tag)))
             }
-            StepKind::SetStage => {
+            StepPlan::SetStage(name) => {
                 let stage = crate::db::lookups::stages(conn, c.organization_id)
                     .await
                     .map_err(|e| e.to_string())?
                     .into_iter()
-                    .find(|s| s.name.eq_ignore_ascii_case(value.trim()))
-                    .ok_or_else(|| format!("no lifecycle stage named {value}"))?;
+                    .find(|s| s.name.eq_ignore_ascii_case(&name))
+                    .ok_or_else(|| format!("no lifecycle stage named {name}"))?;
                 let mut f = crate::db::contacts::fields_of(&c);
                 f.lifecycle_stage_id = Some(stage.id);
                 self.change(&c, &f, &by, now).await?;
-                Ok(Acted::Done(Some(stage.name)))
+                Ok(StepOutcome::Done(Some(stage.name)))
             }
-            StepKind::SendTemplate => self.send_template(run, a, index, &c, &value, log).await,
-            _ => Err("unknown action".into()),
+            StepPlan::SendTemplate(name) => self.send_template(run, a, index, &c, &name, log).await,
+            StepPlan::Wait { .. } | StepPlan::Condition | StepPlan::Unsupported => {
+                Err("unknown action".into())
+            }
         }
     }
 
@@ -376,8 +354,7 @@ impl AutomationWorker {
         next: usize,
         resume: i64,
         log: &[RunStep],
-        templates: i32,
-        cost: i64,
+        tally: Tally,
     ) -> anyhow::Result<()> {
         automation_run::Entity::update_many()
             .col_expr(automation_run::Column::NextStep, Expr::val(next as i32))
@@ -390,60 +367,58 @@ impl AutomationWorker {
                 automation_run::Column::StepsLog,
                 Expr::val(serde_json::to_string(log)?),
             )
-            .col_expr(automation_run::Column::TemplatesSent, Expr::val(templates))
-            .col_expr(automation_run::Column::CostMicros, Expr::val(cost))
+            .col_expr(
+                automation_run::Column::TemplatesSent,
+                Expr::val(tally.templates),
+            )
+            .col_expr(automation_run::Column::CostMicros, Expr::val(tally.cost))
             .filter(automation_run::Column::Id.eq(run.id))
             .exec(&self.state.db.conn)
             .await?;
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Ends a run and applies the end to the automation: its streak of failures and, at
+    /// the core's threshold, PAUSED_BY_FAILURE.
     async fn finish(
         &self,
         run: &automation_run::Model,
         a: Option<&automation::Model>,
         log: Vec<RunStep>,
-        result: &str,
-        error: Option<String>,
-        templates: i32,
-        cost: i64,
+        (result, error): (RunResult, Option<String>),
+        tally: Tally,
     ) -> anyhow::Result<bool> {
         let now = self.state.now_ms();
         let txn = self.state.db.write().await?;
         let mut am: automation_run::ActiveModel = run.clone().into();
-        am.result = Set(result.to_owned());
+        am.result = Set(result.as_str().to_owned());
         am.finished_at = Set(Some(now));
         am.resume_at = Set(None);
         am.locked_until = Set(None);
         am.steps_log = Set(serde_json::to_string(&log)?);
         am.error = Set(error.clone());
-        am.templates_sent = Set(templates);
-        am.cost_micros = Set(cost);
+        am.templates_sent = Set(tally.templates);
+        am.cost_micros = Set(tally.cost);
         automation_run::Entity::update(am).exec(&*txn).await?;
-        metrics::automation_run(result);
-        tracing::info!(result, error = error.as_deref(), "automation run finished");
-        let failed = result == "failed";
+        metrics::automation_run(result.as_str());
+        tracing::info!(
+            result = result.as_str(),
+            error = error.as_deref(),
+            "automation run finished"
+        );
         if let Some(a) = a {
-            let mut q = automation::Entity::update_many()
+            let failures = automation::Column::FailureCount;
+            let q = automation::Entity::update_many()
                 .col_expr(automation::Column::LastRunAt, Expr::val(now))
                 .filter(automation::Column::Id.eq(a.id));
-            q = match result {
-                "failed" => q.col_expr(
-                    automation::Column::FailureCount,
-                    Expr::col(automation::Column::FailureCount).add(1),
-                ),
-                "completed" | "condition" => {
-                    q.col_expr(automation::Column::FailureCount, Expr::val(0))
-                }
-                _ => q,
+            let q = match result.streak() {
+                Streak::Increment => q.col_expr(failures, Expr::col(failures).add(1)),
+                Streak::Reset => q.col_expr(failures, Expr::val(0)),
+                Streak::Keep => q,
             };
             q.exec(&*txn).await?;
-            if failed {
-                let reason = format!(
-                    "Paused after {FAILURES_TO_PAUSE} consecutive failed runs; last error: {}",
-                    error.unwrap_or_default()
-                );
+            if result.streak() == Streak::Increment {
+                let reason = run::paused_reason(error.as_deref().unwrap_or_default());
                 automation::Entity::update_many()
                     .col_expr(
                         automation::Column::Status,
@@ -453,22 +428,12 @@ impl AutomationWorker {
                     .col_expr(automation::Column::UpdatedAt, Expr::val(now))
                     .filter(automation::Column::Id.eq(a.id))
                     .filter(automation::Column::Status.eq(AutomationStatus::Active.as_str()))
-                    .filter(automation::Column::FailureCount.gte(FAILURES_TO_PAUSE))
+                    .filter(failures.gte(FAILURES_TO_PAUSE))
                     .exec(&*txn)
                     .await?;
             }
         }
         txn.commit().await?;
-        Ok(failed)
+        Ok(result == RunResult::Failed)
     }
-}
-
-/// What an action step did.
-enum Acted {
-    /// Done, with a detail.
-    Done(Option<String>),
-    /// A template was sent: its price and a detail.
-    Sent(i64, String),
-    /// Not applicable to this contact.
-    Skipped(String),
 }

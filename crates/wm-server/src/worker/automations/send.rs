@@ -3,6 +3,7 @@
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use wm_core::automations::run::StepOutcome;
 use wm_core::messaging::messageable;
 use wm_core::phone::Phone;
 use wm_core::provider::{OutboundMessage, SendError};
@@ -10,7 +11,7 @@ use wm_types::Timestamp;
 use wm_types::automations::{RunStep, StepKind, StepType};
 use wm_types::campaigns::{LedgerKind, TemplateCategory, TemplateStatus};
 
-use super::{Acted, AutomationWorker};
+use super::AutomationWorker;
 use crate::db::entities::{
     automation, automation_run, contact, organization, phone_number, template,
 };
@@ -26,12 +27,12 @@ impl AutomationWorker {
         c: &contact::Model,
         name: &str,
         log: &mut Vec<RunStep>,
-    ) -> Result<Acted, String> {
+    ) -> Result<StepOutcome, String> {
         let conn = &self.state.db.conn;
         let db = |e: sea_orm::DbErr| e.to_string();
         let phone = match messageable(c.opted_out, c.consent_given, c.primary_phone.clone()) {
             Ok(phone) => phone,
-            Err(why) => return Ok(Acted::Skipped(why.reason().into())),
+            Err(why) => return Ok(StepOutcome::Skipped(why.reason().into())),
         };
         let org = c.organization_id;
         let tpl = template::Entity::find()
@@ -113,10 +114,10 @@ impl AutomationWorker {
         match self.state.provider.send(&message).await {
             Ok(id) => {
                 metrics::messages_sent(provider, Source::Automation, 1);
-                Ok(Acted::Sent(
-                    price.0,
-                    format!("template {} (message {id})", tpl.name),
-                ))
+                Ok(StepOutcome::Sent {
+                    detail: format!("template {} (message {id})", tpl.name),
+                    price_micros: price.0,
+                })
             }
             // Maybe sent: kept charged, never re-sent.
             Err(SendError::Ambiguous(reason)) => {

@@ -1,5 +1,6 @@
 //! Automation rules: request schemas, the validation of a definition (trigger settings and
-//! step kinds), their wording, and the evaluation of conditions.
+//! step kinds), their wording, and the evaluation of conditions; [`run`] decides how a run
+//! executes step by step.
 
 use serde_json::{Map, Value};
 use wm_types::automations::{
@@ -9,6 +10,8 @@ use wm_types::automations::{
 use wm_types::enums::ChannelType;
 
 use crate::validate::validated;
+
+pub mod run;
 
 /// Consecutive failed runs that pause an automation.
 pub const FAILURES_TO_PAUSE: i32 = 5;
