@@ -9,7 +9,7 @@
 //! - `type: integer` / `number` with `minimum`, `maximum`;
 //! - `enum` (strings or integers) and `oneOf` of `const` strings;
 //! - `format`: `email`, `uuid`, `date-time`, `date`, `phone`, and the named checks of
-//!   [`super::formats`]; numeric formats (`int64`, `uint32`, `double`, …) are annotations;
+//!   the `formats` module; numeric formats (`int64`, `uint32`, `double`, …) are annotations;
 //! - `type: array` with `items`, `minItems`, `maxItems`;
 //! - `type: object` with `properties` (a nested schema) or without (any object);
 //! - no type at all: any value but `null`.

@@ -107,7 +107,7 @@ impl Schema {
 
     /// The schema of a request type, read from its JSON Schema (the bounds and formats its
     /// `schemars` attributes declare), so the published document and the validator come from
-    /// one declaration. See [`derive`] for the vocabulary understood.
+    /// one declaration. See [`derive`](mod@derive) for the vocabulary understood.
     ///
     /// # Panics
     /// When the type's schema uses a construct the validator has no rule for; every

@@ -30,7 +30,7 @@ use crate::observe::metrics::{self, Source};
 use crate::services::attempts;
 use crate::state::AppState;
 
-/// How long a worker holds a campaign; a heartbeat renews it every [`HEARTBEAT`] while
+/// How long a worker holds a campaign; a heartbeat renews it every `HEARTBEAT` while
 /// the campaign sends, so a killed replica's campaign is taken over within this time.
 pub const LEASE_MS: i64 = 10_000;
 /// How often a sending campaign's lease is renewed.
@@ -55,7 +55,7 @@ enum Result1 {
 }
 
 /// Calls the platform for every ready message of every sending campaign (each campaign
-/// once per pass), up to [`CAMPAIGNS_AT_ONCE`] campaigns side by side (their numbers have
+/// once per pass), up to `CAMPAIGNS_AT_ONCE` campaigns side by side (their numbers have
 /// their own paces).
 pub async fn send_queued(state: &AppState, out: &mut Outcome) -> anyhow::Result<()> {
     let mut done: HashSet<Uuid> = HashSet::new();

@@ -1,5 +1,5 @@
 //! Contact use cases: the shared checks and reads here, [`write`] (create and change),
-//! [`bulk`] (bulk and automation changes) and [`history`] (identities, notes, timeline).
+//! [`bulk`] (bulk and automation changes) and `history` (identities, notes, timeline).
 
 mod bulk;
 mod history;

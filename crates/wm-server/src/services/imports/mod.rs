@@ -1,4 +1,4 @@
-//! Contact imports: [`upload`] stores a file's rows and queues the job; [`process`] writes
+//! Contact imports: [`upload`](fn@upload) stores a file's rows and queues the job; [`process`] writes
 //! them a chunk at a time (driven by `worker::imports`); here, the job's wire view.
 
 pub mod process;
