@@ -11,72 +11,9 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 use wm_types::common::{BusinessErrorBody, ValidationErrorBody};
-
-/// A stable error code of API v1.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ErrorCode {
-    /// Key missing, unknown or revoked.
-    ApiKeyInvalid,
-    /// Key expired.
-    ApiKeyExpired,
-    /// The key lacks the route's scope.
-    ApiKeyScopeMissing,
-    /// The route is not open to API keys.
-    ApiKeyNotAllowedHere,
-    /// Rate limit.
-    ApiKeyRateLimited,
-    /// The phone belongs to another contact.
-    ContactPhoneExists,
-    /// The contact has history and cannot be deleted.
-    ContactHasHistory,
-    /// The campaign's template variables are not mapped.
-    CampaignVariablesRequired,
-    /// The sender number is not the organisation's.
-    PhoneNumberNotOwned,
-    /// A code this client does not know yet.
-    Other(String),
-}
-
-impl ErrorCode {
-    /// Parses a wire code; unknown codes become [`ErrorCode::Other`].
-    pub fn parse(s: &str) -> ErrorCode {
-        match s {
-            "API_KEY_INVALID" => ErrorCode::ApiKeyInvalid,
-            "API_KEY_EXPIRED" => ErrorCode::ApiKeyExpired,
-            "API_KEY_SCOPE_MISSING" => ErrorCode::ApiKeyScopeMissing,
-            "API_KEY_NOT_ALLOWED_HERE" => ErrorCode::ApiKeyNotAllowedHere,
-            "API_KEY_RATE_LIMITED" => ErrorCode::ApiKeyRateLimited,
-            "CONTACT_PHONE_EXISTS" => ErrorCode::ContactPhoneExists,
-            "CONTACT_HAS_HISTORY" => ErrorCode::ContactHasHistory,
-            "CAMPAIGN_VARIABLES_REQUIRED" => ErrorCode::CampaignVariablesRequired,
-            "PHONE_NUMBER_NOT_OWNED" => ErrorCode::PhoneNumberNotOwned,
-            other => ErrorCode::Other(other.to_owned()),
-        }
-    }
-
-    /// The wire spelling.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ErrorCode::ApiKeyInvalid => "API_KEY_INVALID",
-            ErrorCode::ApiKeyExpired => "API_KEY_EXPIRED",
-            ErrorCode::ApiKeyScopeMissing => "API_KEY_SCOPE_MISSING",
-            ErrorCode::ApiKeyNotAllowedHere => "API_KEY_NOT_ALLOWED_HERE",
-            ErrorCode::ApiKeyRateLimited => "API_KEY_RATE_LIMITED",
-            ErrorCode::ContactPhoneExists => "CONTACT_PHONE_EXISTS",
-            ErrorCode::ContactHasHistory => "CONTACT_HAS_HISTORY",
-            ErrorCode::CampaignVariablesRequired => "CAMPAIGN_VARIABLES_REQUIRED",
-            ErrorCode::PhoneNumberNotOwned => "PHONE_NUMBER_NOT_OWNED",
-            ErrorCode::Other(s) => s,
-        }
-    }
-}
-
-impl std::fmt::Display for ErrorCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// A stable error code of API v1, shared with the server (`wm_types::enums::ErrorCode`);
+/// codes added later arrive as `ErrorCode::Unknown`, their spelling still in the error's body.
+pub use wm_types::enums::ErrorCode;
 
 /// What can go wrong with a call.
 #[derive(Debug, thiserror::Error)]
@@ -141,7 +78,7 @@ impl Error {
         match serde_json::from_value::<BusinessErrorBody>(body.clone()) {
             Ok(b) => Error::Api {
                 status,
-                code: b.code.as_deref().map(ErrorCode::parse),
+                code: b.code,
                 message: b.message,
                 body: Box::new(body),
                 retry_after: None,
@@ -157,9 +94,9 @@ impl Error {
     }
 
     /// The business code, if any.
-    pub fn code(&self) -> Option<&ErrorCode> {
+    pub fn code(&self) -> Option<ErrorCode> {
         match self {
-            Error::Api { code, .. } => code.as_ref(),
+            Error::Api { code, .. } => *code,
             _ => None,
         }
     }
@@ -229,7 +166,7 @@ mod tests {
             409,
             br#"{"statusCode":409,"code":"CONTACT_PHONE_EXISTS","message":"x","contactId":"a"}"#,
         );
-        assert_eq!(e.code(), Some(&ErrorCode::ContactPhoneExists));
+        assert_eq!(e.code(), Some(ErrorCode::ContactPhoneExists));
         assert!(!e.is_retryable());
         let e = Error::from_body(
             400,
@@ -237,8 +174,8 @@ mod tests {
         );
         assert!(matches!(e, Error::Validation { ref messages } if messages.len() == 2));
         let e = Error::from_body(418, br#"{"statusCode":418,"code":"TEAPOT","message":"t"}"#);
-        assert_eq!(e.code(), Some(&ErrorCode::Other("TEAPOT".into())));
-        assert_eq!(e.code().map(ErrorCode::as_str), Some("TEAPOT"));
+        assert_eq!(e.code(), Some(ErrorCode::Unknown));
+        assert!(matches!(e, Error::Api { ref body, .. } if body["code"] == "TEAPOT"));
         let e = Error::from_body(502, b"<html>bad gateway</html>");
         assert!(
             matches!(e, Error::Api { status: 502, code: None, ref message, ref body, .. } if message.contains("bad gateway") && body.is_null())
@@ -253,7 +190,7 @@ mod tests {
         let body = br#"{"statusCode":429,"code":"API_KEY_RATE_LIMITED","message":"slow"}"#;
         let e = Error::from_response(StatusCode::TOO_MANY_REQUESTS, &h, body);
         assert_eq!(e.retry_after(), Some(Duration::from_secs(7)));
-        assert_eq!(e.code(), Some(&ErrorCode::ApiKeyRateLimited));
+        assert_eq!(e.code(), Some(ErrorCode::ApiKeyRateLimited));
         assert!(e.is_retryable());
         let e = Error::from_response(StatusCode::SERVICE_UNAVAILABLE, &h, b"");
         assert_eq!(e.retry_after(), Some(Duration::from_secs(7)));

@@ -24,8 +24,8 @@
 //! - [`retry`]: [`RetryPolicy`] — what is retried (429, 5xx, timeouts,
 //!   connection errors; writes only on 429 and connection errors) and the backoff
 //!   (exponential, full jitter, capped, honouring `Retry-After`).
-//! - [`Error`] and [`ErrorCode`]: validation messages, business codes (unknown ones kept as
-//!   [`ErrorCode::Other`]), `Retry-After`, [`Error::is_retryable`].
+//! - [`Error`] and [`ErrorCode`]: validation messages, business codes (unknown ones arrive as
+//!   [`ErrorCode::Unknown`]), `Retry-After`, [`Error::is_retryable`].
 //! - [`types`]: the wire types (a re-export of `wm_types`).
 //!
 //! [`Client::get`] reaches any other GET endpoint with the caller's own types.

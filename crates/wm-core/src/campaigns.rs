@@ -8,6 +8,7 @@ use wm_types::campaigns::{
     ListCampaignsQuery, ProviderEvent, RecipientsQuery, STOP_INSUFFICIENT_BALANCE, SendCampaign,
     SendWhen, TopUp, UpdatePhoneNumber,
 };
+use wm_types::enums::ErrorCode;
 
 use crate::validate::validated;
 
@@ -236,9 +237,9 @@ impl CampaignError {
     }
 
     /// The stable code, for the errors callers must tell apart.
-    pub fn code(&self) -> Option<&'static str> {
+    pub fn code(&self) -> Option<ErrorCode> {
         match self {
-            CampaignError::VariablesRequired { .. } => Some("CAMPAIGN_VARIABLES_REQUIRED"),
+            CampaignError::VariablesRequired { .. } => Some(ErrorCode::CampaignVariablesRequired),
             _ => None,
         }
     }
@@ -817,7 +818,7 @@ mod tests {
                 None,
                 None,
                 None,
-                Some("CAMPAIGN_VARIABLES_REQUIRED"),
+                Some(ErrorCode::CampaignVariablesRequired),
                 None,
                 None,
                 None,

@@ -16,6 +16,7 @@ use rand::Rng;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
+use wm_types::enums::ErrorCode;
 use wm_types::enums::Scope;
 
 use crate::db::entities::{api_key, user};
@@ -118,7 +119,7 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 fn invalid_key() -> ApiError {
     ApiError::business(
         StatusCode::UNAUTHORIZED,
-        Some("API_KEY_INVALID"),
+        Some(ErrorCode::ApiKeyInvalid),
         "The API key is missing, invalid or revoked.",
     )
 }
@@ -170,7 +171,7 @@ pub async fn api_key_auth(State(state): State<AppState>, mut req: Request, next:
     if ctx.expires_at.is_some_and(|exp| exp <= now) {
         return ApiError::business(
             StatusCode::UNAUTHORIZED,
-            Some("API_KEY_EXPIRED"),
+            Some(ErrorCode::ApiKeyExpired),
             "The API key has expired.",
         )
         .into_response();
@@ -186,7 +187,7 @@ pub async fn api_key_auth(State(state): State<AppState>, mut req: Request, next:
         crate::observe::metrics::rate_limited();
         let mut r = ApiError::business(
             StatusCode::TOO_MANY_REQUESTS,
-            Some("API_KEY_RATE_LIMITED"),
+            Some(ErrorCode::ApiKeyRateLimited),
             format!(
                 "More than {} requests in one minute with this API key.",
                 decision.limit
@@ -219,7 +220,7 @@ pub async fn admin_auth(State(state): State<AppState>, req: Request, next: Next)
     match lookup(&state, token).await {
         Ok(Some(_)) => ApiError::business(
             StatusCode::FORBIDDEN,
-            Some("API_KEY_NOT_ALLOWED_HERE"),
+            Some(ErrorCode::ApiKeyNotAllowedHere),
             "This route is not open to API keys.",
         )
         .into_response(),
@@ -231,7 +232,7 @@ pub async fn admin_auth(State(state): State<AppState>, req: Request, next: Next)
 fn admin_unauthorized() -> ApiError {
     ApiError::business(
         StatusCode::UNAUTHORIZED,
-        Some("ADMIN_TOKEN_INVALID"),
+        Some(ErrorCode::AdminTokenInvalid),
         "The operator token is missing or wrong.",
     )
 }

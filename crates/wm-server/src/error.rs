@@ -10,6 +10,7 @@ use schemars::json_schema;
 use sea_orm::{DbErr, SqlErr};
 use serde_json::{Map, Value};
 use wm_types::common::{BusinessErrorBody, ValidationErrorBody};
+use wm_types::enums::ErrorCode;
 
 use crate::observe::request_log::LoggedError;
 
@@ -25,7 +26,7 @@ pub enum ApiError {
         /// HTTP status.
         status: StatusCode,
         /// Stable code, when callers need one.
-        code: Option<&'static str>,
+        code: Option<ErrorCode>,
         /// For a person.
         message: String,
         /// Extra fields of the code.
@@ -49,7 +50,7 @@ impl ApiError {
     /// A business error without extra fields.
     pub fn business(
         status: StatusCode,
-        code: Option<&'static str>,
+        code: Option<ErrorCode>,
         message: impl Into<String>,
     ) -> Self {
         ApiError::Business {
@@ -106,7 +107,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let logged = match &self {
             ApiError::Validation(_) => Some("VALIDATION_FAILED"),
-            ApiError::Business { code, .. } => *code,
+            ApiError::Business { code, .. } => code.map(|c| c.as_str()),
             ApiError::Internal(_) => Some("INTERNAL"),
         };
         let mut response = match self {
@@ -128,7 +129,7 @@ impl IntoResponse for ApiError {
                 status,
                 Json(BusinessErrorBody {
                     status_code: status.as_u16(),
-                    code: code.map(str::to_owned),
+                    code,
                     message,
                     extra,
                 }),

@@ -17,6 +17,7 @@ use axum::http::request::Parts;
 use schemars::{JsonSchema, json_schema};
 use uuid::Uuid;
 use wm_core::Validated;
+use wm_types::enums::ErrorCode;
 use wm_types::enums::Scope;
 
 use crate::auth::AuthContext;
@@ -75,7 +76,7 @@ impl<S: RequiredScope, St: Send + Sync> FromRequestParts<St> for Authed<S> {
         if !ctx.scopes.contains(&S::SCOPE) {
             return Err(ApiError::business(
                 StatusCode::FORBIDDEN,
-                Some("API_KEY_SCOPE_MISSING"),
+                Some(ErrorCode::ApiKeyScopeMissing),
                 format!("This API key lacks the scope {}.", S::SCOPE),
             ));
         }

@@ -188,7 +188,7 @@ pub struct BusinessErrorBody {
     pub status_code: u16,
     /// A stable code when callers need to tell errors apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
+    pub code: Option<crate::enums::ErrorCode>,
     /// For a person; may change.
     pub message: String,
     /// Extra fields of some codes (for example `contactId`, `fullName`).

@@ -118,3 +118,20 @@ mod tests {
         assert_eq!(ContactSource::wire_values()[3], "MESSAGING_APP_A_INBOUND");
     }
 }
+
+wire_enum!(
+    /// The stable `code` of a business error (spec: "Errors"); one definition for the server
+    /// that answers it and the client that matches on it.
+    ErrorCode {
+        ApiKeyInvalid = "API_KEY_INVALID",
+        ApiKeyExpired = "API_KEY_EXPIRED",
+        ApiKeyScopeMissing = "API_KEY_SCOPE_MISSING",
+        ApiKeyNotAllowedHere = "API_KEY_NOT_ALLOWED_HERE",
+        ApiKeyRateLimited = "API_KEY_RATE_LIMITED",
+        ContactPhoneExists = "CONTACT_PHONE_EXISTS",
+        ContactHasHistory = "CONTACT_HAS_HISTORY",
+        CampaignVariablesRequired = "CAMPAIGN_VARIABLES_REQUIRED",
+        PhoneNumberNotOwned = "PHONE_NUMBER_NOT_OWNED",
+        AdminTokenInvalid = "ADMIN_TOKEN_INVALID",
+    }
+);

@@ -394,6 +394,6 @@ async fn a_report_without_a_period_sends_no_query_and_errors_are_typed() {
         "{bad:?}"
     );
     let denied = r.commercial().send().await.expect_err("403");
-    assert_eq!(denied.code(), Some(&ErrorCode::ApiKeyScopeMissing));
+    assert_eq!(denied.code(), Some(ErrorCode::ApiKeyScopeMissing));
     assert_eq!(denied.status(), Some(403));
 }

@@ -23,6 +23,7 @@ use wm_types::campaigns::{
     WalletPreview,
 };
 use wm_types::common::PageMeta;
+use wm_types::enums::ErrorCode;
 use wm_types::enums::RecipientStatus;
 use wm_types::{Money, Page, Timestamp};
 
@@ -283,7 +284,7 @@ pub async fn create(state: &AppState, org: Uuid, body: CreateCampaign) -> ApiRes
     {
         return Err(ApiError::business(
             StatusCode::CONFLICT,
-            Some("PHONE_NUMBER_NOT_OWNED"),
+            Some(ErrorCode::PhoneNumberNotOwned),
             "The sender phone number does not belong to this organization.",
         ));
     }

@@ -5,6 +5,7 @@ use uuid::Uuid;
 use wm_core::provider::StatusUpdate;
 use wm_types::campaigns::{Inbound, ProviderEvent};
 use wm_types::contacts::CreateContact;
+use wm_types::enums::ErrorCode;
 use wm_types::enums::{ChannelType, ContactSource};
 
 use crate::auth::AuthContext;
@@ -121,7 +122,7 @@ pub async fn inbound_replying(
 fn existing_contact(e: &ApiError) -> Option<Uuid> {
     match e {
         ApiError::Business {
-            code: Some("CONTACT_PHONE_EXISTS"),
+            code: Some(ErrorCode::ContactPhoneExists),
             extra,
             ..
         } => extra.get("contactId")?.as_str()?.parse().ok(),

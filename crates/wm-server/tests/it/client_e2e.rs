@@ -511,7 +511,7 @@ async fn typed_errors_end_to_end() {
         })
         .await
         .expect_err("duplicate phone");
-    assert_eq!(dup.code(), Some(&ErrorCode::ContactPhoneExists));
+    assert_eq!(dup.code(), Some(ErrorCode::ContactPhoneExists));
     assert_eq!(dup.status(), Some(409));
     assert!(!dup.is_retryable());
     match &dup {
@@ -622,7 +622,7 @@ async fn typed_errors_end_to_end() {
         .create(&CreateContact::default())
         .await
         .expect_err("write");
-    assert_eq!(denied.code(), Some(&ErrorCode::ApiKeyScopeMissing));
+    assert_eq!(denied.code(), Some(ErrorCode::ApiKeyScopeMissing));
     assert!(
         matches!(&denied, Error::Api { status: 403, message, .. } if message.contains("contacts:write")),
         "{denied:?}"
@@ -650,7 +650,7 @@ async fn typed_errors_end_to_end() {
         ),
     ] {
         let err = err.expect_err(scope);
-        assert_eq!(err.code(), Some(&ErrorCode::ApiKeyScopeMissing), "{scope}");
+        assert_eq!(err.code(), Some(ErrorCode::ApiKeyScopeMissing), "{scope}");
         assert!(err.to_string().contains(scope), "{scope}: {err}");
     }
 
@@ -659,7 +659,7 @@ async fn typed_errors_end_to_end() {
         .get::<Value>("/admin/organizations", &[])
         .await
         .expect_err("operator route");
-    assert_eq!(admin.code(), Some(&ErrorCode::ApiKeyNotAllowedHere));
+    assert_eq!(admin.code(), Some(ErrorCode::ApiKeyNotAllowedHere));
 
     // 401: unknown, then expired.
     let unknown = client(&base, "wm_live_nope");
@@ -670,7 +670,7 @@ async fn typed_errors_end_to_end() {
             .await
             .expect_err("401")
             .code(),
-        Some(&ErrorCode::ApiKeyInvalid)
+        Some(ErrorCode::ApiKeyInvalid)
     );
     let expires = (app.clock_now() + Duration::hours(1)).to_rfc3339();
     let short = org
@@ -688,7 +688,7 @@ async fn typed_errors_end_to_end() {
     short.contacts().get(ana.id).await.expect("still valid");
     app.clock.advance(Duration::hours(2));
     let expired = short.contacts().get(ana.id).await.expect_err("expired");
-    assert_eq!(expired.code(), Some(&ErrorCode::ApiKeyExpired));
+    assert_eq!(expired.code(), Some(ErrorCode::ApiKeyExpired));
     assert_eq!(expired.status(), Some(401));
 }
 
@@ -1013,7 +1013,7 @@ async fn campaigns_from_draft_to_completed_through_the_client() {
         .send_now(needs_vars.id)
         .await
         .expect_err("vars");
-    assert_eq!(e.code(), Some(&ErrorCode::CampaignVariablesRequired));
+    assert_eq!(e.code(), Some(ErrorCode::CampaignVariablesRequired));
     let other = app.org().await;
     let (theirs, _, _) = kit(&other).await;
     let e = c
@@ -1027,7 +1027,7 @@ async fn campaigns_from_draft_to_completed_through_the_client() {
         })
         .await
         .expect_err("their number");
-    assert_eq!(e.code(), Some(&ErrorCode::PhoneNumberNotOwned));
+    assert_eq!(e.code(), Some(ErrorCode::PhoneNumberNotOwned));
     assert_eq!(e.status(), Some(409));
 }
 
@@ -1339,7 +1339,7 @@ async fn conversations_and_automations_through_the_client() {
         TimelineKind::Conversation { conversation } if conversation.id == ana_conv
     ));
     let e = c.contacts().delete(ana_contact).await.expect_err("history");
-    assert_eq!(e.code(), Some(&ErrorCode::ContactHasHistory));
+    assert_eq!(e.code(), Some(ErrorCode::ContactHasHistory));
 
     // Automations, defined by the operator.
     org.admin(

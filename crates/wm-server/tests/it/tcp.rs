@@ -44,7 +44,7 @@ async fn client_round_trip_over_tcp() {
         })
         .await
         .expect_err("duplicate phone");
-    assert_eq!(dup.code(), Some(&ErrorCode::ContactPhoneExists));
+    assert_eq!(dup.code(), Some(ErrorCode::ContactPhoneExists));
     let updated = client
         .update_contact(
             created.id,
@@ -84,6 +84,6 @@ async fn client_round_trip_over_tcp() {
             .await
             .expect_err("401")
             .code(),
-        Some(&ErrorCode::ApiKeyInvalid)
+        Some(ErrorCode::ApiKeyInvalid)
     );
 }

@@ -19,6 +19,7 @@ use uuid::Uuid;
 use wm_core::phone::Phone;
 use wm_types::contacts::{Contact, ContactList, ListContactsQuery, TimelineKind};
 use wm_types::enums::ChannelType;
+use wm_types::enums::ErrorCode;
 use wm_types::events::{ContactEventData, EventKind};
 
 use crate::cache::OrgLookups;
@@ -80,7 +81,7 @@ async fn lookups_for(
 fn phone_exists(holder: &contact::Model) -> ApiError {
     ApiError::business(
         StatusCode::CONFLICT,
-        Some("CONTACT_PHONE_EXISTS"),
+        Some(ErrorCode::ContactPhoneExists),
         "A contact with this phone already exists.",
     )
     .with("contactId", holder.id.to_string())
@@ -307,7 +308,7 @@ pub async fn delete(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<()> {
     if load(&*txn, org, id).await?.open_deals > 0 || has_campaigns || has_conversations {
         return Err(ApiError::business(
             StatusCode::CONFLICT,
-            Some("CONTACT_HAS_HISTORY"),
+            Some(ErrorCode::ContactHasHistory),
             "The contact has history (conversations, campaigns or deals); set optedOut instead.",
         ));
     }
