@@ -7,6 +7,9 @@
 //! - [`enums`]: the spec's enumerations, tolerant of values added later.
 //! - [`contacts`]: contacts, identities, notes, the timeline and their requests.
 //! - [`imports`]: contact import jobs and their options.
+//! - [`campaigns`]: campaigns, recipients, audiences, sends, their lists and queries.
+//! - [`catalog`]: templates, sender numbers, the wallet, and the bodies that feed them.
+//! - [`automations`], [`conversations`], [`reports`]: the read-mostly resources.
 //! - [`lookups`]: lifecycle stages and users.
 //! - [`admin`]: the operator API (organisations, users, keys, stages, channels, deals).
 //! - [`events`]: webhook event envelopes and payloads.
@@ -24,6 +27,7 @@ mod macros;
 pub mod admin;
 pub mod automations;
 pub mod campaigns;
+pub mod catalog;
 pub mod common;
 pub mod contacts;
 pub mod conversations;

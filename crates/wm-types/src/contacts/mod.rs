@@ -5,7 +5,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use uuid::Uuid;
 
 use crate::common::{Money, PageMeta, Timestamp, double_option};
-use crate::enums::{ChannelType, ConsentHow, ContactSource, ConversationStatus, RecipientStatus};
+use crate::enums::{ChannelType, ConsentHow, ContactSource, ConversationStatus};
+
+mod history;
+pub use history::{
+    AuthorRef, CampaignRef, ChannelRef, ConversationRef, CreateIdentity, CreateNote, Identity,
+    Note, TimelineEntry, TimelineFilter, TimelineKind, TimelineQuery,
+};
 
 /// `{id, name, order}` of the contact's lifecycle stage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -331,166 +337,6 @@ pub struct BulkResult {
     /// Ids that are not the organisation's.
     pub skipped: u64,
 }
-
-/// `POST /contacts/{id}/identities`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CreateIdentity {
-    /// An active channel type of the organisation.
-    pub channel_type: ChannelType,
-    /// The id on that channel (not blank).
-    #[schemars(length(max = 255), regex(pattern = r"\S"))]
-    pub external_id: String,
-}
-
-/// `{id, type}` of a channel.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ChannelRef {
-    /// Channel id.
-    pub id: Uuid,
-    /// Channel type.
-    #[serde(rename = "type")]
-    pub channel_type: ChannelType,
-}
-
-/// A channel identity as returned on creation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Identity {
-    /// Identity id.
-    pub id: Uuid,
-    /// The contact it points to.
-    pub contact_id: Uuid,
-    /// The channel.
-    pub channel_id: Uuid,
-    /// The channel.
-    pub channel: ChannelRef,
-    /// The id on that channel.
-    pub external_id: String,
-}
-
-/// `POST /contacts/{id}/notes`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateNote {
-    /// The text, at least 1 character and not blank.
-    #[schemars(length(min = 1), regex(pattern = r"\S"))]
-    pub body: String,
-}
-
-/// `{id, fullName}` of a note's author.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AuthorRef {
-    /// User id.
-    pub id: Uuid,
-    /// Display name.
-    pub full_name: String,
-}
-
-/// An internal note on a contact.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Note {
-    /// Note id.
-    pub id: Uuid,
-    /// The contact.
-    pub contact_id: Uuid,
-    /// The user who wrote it (the API key's user).
-    pub author_id: Uuid,
-    /// The author.
-    pub author: AuthorRef,
-    /// The text.
-    pub body: String,
-    /// Creation time.
-    pub created_at: Timestamp,
-}
-
-/// `{id, name}` of a campaign in a timeline entry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CampaignRef {
-    /// Campaign id.
-    pub id: Uuid,
-    /// Campaign name.
-    pub name: String,
-}
-
-/// `{id, channelType, status}` of a conversation in a timeline entry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ConversationRef {
-    /// Conversation id.
-    pub id: Uuid,
-    /// Its channel's type.
-    pub channel_type: ChannelType,
-    /// Its status.
-    pub status: ConversationStatus,
-}
-
-/// What happened, with the fields of its kind.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "type", rename_all = "camelCase")]
-pub enum TimelineKind {
-    /// The contact was created.
-    Created {
-        /// Its source.
-        source: ContactSource,
-    },
-    /// The contact moved between lifecycle stages.
-    Stage {
-        /// Who moved it.
-        by: String,
-        /// Previous stage name.
-        from: Option<String>,
-        /// New stage name.
-        to: Option<String>,
-        /// True when done by `/contacts/bulk`.
-        bulk: bool,
-    },
-    /// A note was written.
-    Note {
-        /// The author's name.
-        author: String,
-        /// The text.
-        body: String,
-    },
-    /// The contact was a campaign recipient.
-    #[serde(rename_all = "camelCase")]
-    Campaign {
-        /// The campaign.
-        campaign: CampaignRef,
-        /// The recipient's status.
-        status: RecipientStatus,
-        /// When sent.
-        sent_at: Option<Timestamp>,
-        /// When delivered.
-        delivered_at: Option<Timestamp>,
-        /// When read.
-        read_at: Option<Timestamp>,
-        /// When it failed.
-        failed_at: Option<Timestamp>,
-        /// Why it failed.
-        error_message: Option<String>,
-    },
-    /// A conversation with the contact.
-    Conversation {
-        /// The conversation.
-        conversation: ConversationRef,
-    },
-}
-
-/// One entry of a contact's timeline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct TimelineEntry {
-    /// Entry id.
-    pub id: Uuid,
-    /// When it happened.
-    pub at: Timestamp,
-    /// The kind and its fields (`type` on the wire).
-    #[serde(flatten)]
-    pub kind: TimelineKind,
-}
-
 /// Tabs of the contact list.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -646,36 +492,4 @@ pub struct ContactList {
     pub tabs: ContactTabs,
     /// Figures.
     pub summary: ContactSummary,
-}
-
-/// Timeline filter.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TimelineFilter {
-    /// Every entry.
-    #[default]
-    All,
-    /// Conversation entries.
-    Conversations,
-    /// Campaign entries.
-    Campaigns,
-    /// Note entries.
-    Notes,
-}
-
-/// `GET /contacts/{id}/timeline` query.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TimelineQuery {
-    /// Page, default 1.
-    #[serde(default)]
-    #[schemars(range(min = 1, max = crate::common::MAX_PAGE))]
-    pub page: Option<u64>,
-    /// Page size, 1–100, default 20.
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 100))]
-    pub page_size: Option<u64>,
-    /// Entry type filter.
-    #[serde(default, rename = "type")]
-    pub entry_type: Option<TimelineFilter>,
 }

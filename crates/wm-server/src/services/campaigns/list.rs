@@ -1,0 +1,202 @@
+//! `GET /campaigns`: tabs, filters, the page and the summary.
+
+use sea_orm::sea_query::{Expr, Func, Query};
+use sea_orm::{
+    ColumnTrait, Condition, EntityTrait, ExprTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    QuerySelect,
+};
+use uuid::Uuid;
+use wm_types::campaigns::{
+    CampaignList, CampaignStats, CampaignStatus, CampaignSummary, CampaignTab, CampaignTabs,
+    ListCampaignsQuery,
+};
+use wm_types::common::PageMeta;
+use wm_types::enums::RecipientStatus;
+use wm_types::{Money, Timestamp};
+
+use crate::db::entities::{campaign, recipient, template};
+use crate::db::tenant::in_org;
+use crate::error::ApiResult;
+use crate::state::AppState;
+
+use super::DAY_MS;
+use super::view::{Sum, sum_micros, views};
+
+pub(super) fn tab_condition(org: Uuid, tab: CampaignTab) -> Condition {
+    use CampaignStatus as S;
+    let statuses = |v: &[S]| {
+        Condition::all().add(campaign::Column::Status.is_in(v.iter().map(|s| s.as_str())))
+    };
+    match tab {
+        CampaignTab::Sending => statuses(&[S::Sending, S::Paused]),
+        CampaignTab::Scheduled => statuses(&[S::Scheduled]),
+        CampaignTab::Drafts => statuses(&[S::Draft]),
+        CampaignTab::Finished => statuses(&[S::Completed]),
+        CampaignTab::Errors => Condition::any()
+            .add(campaign::Column::StopReason.is_not_null())
+            .add(
+                campaign::Column::Id.in_subquery(
+                    Query::select()
+                        .column(recipient::Column::CampaignId)
+                        .from(recipient::Entity)
+                        .and_where(recipient::Column::OrganizationId.eq(org))
+                        .and_where(recipient::Column::Status.eq(RecipientStatus::Failed.as_str()))
+                        .to_owned(),
+                ),
+            ),
+        CampaignTab::All => Condition::all(),
+    }
+}
+
+pub(super) fn filters(org: Uuid, q: &ListCampaignsQuery, now: i64) -> Condition {
+    let mut c = Condition::all().add(campaign::Column::OrganizationId.eq(org));
+    if let Some(cat) = q.category {
+        c = c.add(
+            campaign::Column::TemplateId.in_subquery(
+                Query::select()
+                    .column(template::Column::Id)
+                    .from(template::Entity)
+                    .and_where(template::Column::OrganizationId.eq(org))
+                    .and_where(template::Column::Category.eq(cat.as_str()))
+                    .to_owned(),
+            ),
+        );
+    }
+    if let Some(p) = q.phone_number_id {
+        c = c.add(campaign::Column::PhoneNumberId.eq(p));
+    }
+    if let Some(text) = q.q.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        c = c.add(
+            Expr::expr(Func::lower(Expr::col(campaign::Column::Name)))
+                .like(crate::db::like_contains(text)),
+        );
+    }
+    if let Some(days) = q.days {
+        c = c.add(campaign::Column::CreatedAt.gte(now - i64::from(days) * DAY_MS));
+    }
+    c
+}
+
+/// `GET /campaigns`: newest first, with tab counts under the other filters and a summary of
+/// the campaigns created in the last `days` (30 by default).
+pub async fn list(state: &AppState, org: Uuid, q: &ListCampaignsQuery) -> ApiResult<CampaignList> {
+    let conn = &state.db.conn;
+    let now = state.now_ms();
+    let base = filters(org, q, now);
+    let count = |tab: CampaignTab| {
+        let base = base.clone();
+        async move {
+            campaign::Entity::find()
+                .filter(base)
+                .filter(tab_condition(org, tab))
+                .count(conn)
+                .await
+        }
+    };
+    let tabs = CampaignTabs {
+        all: count(CampaignTab::All).await?,
+        sending: count(CampaignTab::Sending).await?,
+        scheduled: count(CampaignTab::Scheduled).await?,
+        drafts: count(CampaignTab::Drafts).await?,
+        errors: count(CampaignTab::Errors).await?,
+        finished: count(CampaignTab::Finished).await?,
+    };
+    let tab = q.tab.unwrap_or_default();
+    let total = match tab {
+        CampaignTab::All => tabs.all,
+        CampaignTab::Sending => tabs.sending,
+        CampaignTab::Scheduled => tabs.scheduled,
+        CampaignTab::Drafts => tabs.drafts,
+        CampaignTab::Errors => tabs.errors,
+        CampaignTab::Finished => tabs.finished,
+    };
+    let (page, page_size) = (q.page.unwrap_or(1), q.page_size.unwrap_or(20));
+    let rows = campaign::Entity::find()
+        .filter(base)
+        .filter(tab_condition(org, tab))
+        .order_by_desc(campaign::Column::CreatedAt)
+        .order_by_desc(campaign::Column::Id)
+        .offset(crate::db::offset(page, page_size))
+        .limit(page_size)
+        .all(conn)
+        .await?;
+    let data = views(conn, &rows, None).await?;
+    let summary = summary(state, org, q.days.unwrap_or(30), now).await?;
+    Ok(CampaignList {
+        data,
+        meta: PageMeta::new(page, page_size, total),
+        tabs,
+        summary,
+    })
+}
+
+pub(super) async fn summary(
+    state: &AppState,
+    org: Uuid,
+    days: u32,
+    now: i64,
+) -> ApiResult<CampaignSummary> {
+    let conn = &state.db.conn;
+    let since = now - i64::from(days) * DAY_MS;
+    let ids: Vec<Uuid> = in_org::<campaign::Entity>(org)
+        .select_only()
+        .column(campaign::Column::Id)
+        .filter(campaign::Column::CreatedAt.gte(since))
+        .into_tuple()
+        .all(conn)
+        .await?;
+    let mut funnel = CampaignStats::default();
+    for chunk in ids.chunks(500) {
+        for s in crate::db::campaigns::stats(conn, chunk.to_vec())
+            .await?
+            .into_values()
+        {
+            funnel.sent += s.sent;
+            funnel.delivered += s.delivered;
+            funnel.read += s.read;
+            funnel.replied += s.replied;
+        }
+    }
+    let spend = recipient::Entity::find()
+        .select_only()
+        .column_as(sum_micros(), "total")
+        .filter(recipient::Column::OrganizationId.eq(org))
+        .filter(
+            recipient::Column::CampaignId.in_subquery(
+                Query::select()
+                    .column(campaign::Column::Id)
+                    .from(campaign::Entity)
+                    .and_where(campaign::Column::OrganizationId.eq(org))
+                    .and_where(campaign::Column::CreatedAt.gte(since))
+                    .to_owned(),
+            ),
+        )
+        .into_model::<Sum>()
+        .one(conn)
+        .await?
+        .and_then(|s| s.total)
+        .unwrap_or(0);
+    let pct = |n: u64| {
+        if funnel.sent == 0 {
+            0.0
+        } else {
+            (n as f64 * 1000.0 / funnel.sent as f64).round() / 10.0
+        }
+    };
+    Ok(CampaignSummary {
+        days,
+        since: Timestamp::from_millis(since).0.date_naive().to_string(),
+        campaigns: ids.len() as u64,
+        sent: funnel.sent,
+        delivered_pct: pct(funnel.delivered),
+        read_pct: pct(funnel.read),
+        replies: funnel.replied,
+        replies_pct: pct(funnel.replied),
+        spend: Money(spend),
+        spend_per_message: Money(if funnel.sent == 0 {
+            0
+        } else {
+            spend / i64::try_from(funnel.sent).unwrap_or(1)
+        }),
+    })
+}

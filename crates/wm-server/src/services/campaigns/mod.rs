@@ -1,0 +1,159 @@
+//! Campaign use cases: create, list, detail, audience, cost preview, send, pause, resume,
+//! duplicate. Every state change goes through `wm_core::campaigns::transition`.
+//!
+//! Here: create, get, duplicate; [`list`](mod@list), [`audience`], [`send`](mod@send) and
+//! `view` (row → wire type) hold the rest.
+
+use axum::http::StatusCode;
+use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait};
+use uuid::Uuid;
+use wm_core::campaigns::CampaignError;
+use wm_core::templates;
+use wm_types::campaigns::{Campaign, CampaignStatus, CreateCampaign, TemplateStatus};
+use wm_types::enums::ErrorCode;
+
+use crate::db::entities::{campaign, phone_number, template};
+use crate::db::tenant::find_in_org;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+
+mod audience;
+mod list;
+mod send;
+mod view;
+
+pub use audience::{add_audience, recipients};
+pub use list::list;
+pub use send::{pause, preview_cost, resume, send};
+use view::views;
+
+const NOT_FOUND: &str = "Campaign";
+const DAY_MS: i64 = 86_400_000;
+
+/// A campaign error as the API answers it: 400, the spec's message, a code when it has one.
+pub fn campaign_error(e: CampaignError) -> ApiError {
+    match e.code() {
+        Some(code) => ApiError::business(StatusCode::BAD_REQUEST, Some(code), e.message()),
+        None => ApiError::bad_request(e.message()),
+    }
+}
+
+async fn load(conn: &impl ConnectionTrait, org: Uuid, id: Uuid) -> ApiResult<campaign::Model> {
+    find_in_org::<campaign::Entity>(org, id)
+        .one(conn)
+        .await?
+        .ok_or_else(|| ApiError::not_found(NOT_FOUND))
+}
+
+fn status_of(c: &campaign::Model) -> CampaignStatus {
+    CampaignStatus::parse(&c.status).unwrap_or(CampaignStatus::Unknown)
+}
+
+fn variables_of(c: &campaign::Model) -> serde_json::Map<String, serde_json::Value> {
+    serde_json::from_str(&c.variables).unwrap_or_default()
+}
+
+async fn detail(state: &AppState, c: &campaign::Model) -> ApiResult<Campaign> {
+    views(
+        &state.db.conn,
+        std::slice::from_ref(c),
+        Some(state.now_ms()),
+    )
+    .await?
+    .pop()
+    .ok_or_else(|| ApiError::not_found(NOT_FOUND))
+}
+
+/// `GET /campaigns/{id}`.
+pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign> {
+    let c = load(&state.db.conn, org, id).await?;
+    detail(state, &c).await
+}
+
+/// `POST /campaigns`: a DRAFT with a sender number and an APPROVED template of the
+/// organisation, and variables that name template positions.
+pub async fn create(state: &AppState, org: Uuid, body: CreateCampaign) -> ApiResult<Campaign> {
+    let conn = &state.db.conn;
+    if find_in_org::<phone_number::Entity>(org, body.phone_number_id)
+        .one(conn)
+        .await?
+        .is_none()
+    {
+        return Err(ApiError::business(
+            StatusCode::CONFLICT,
+            Some(ErrorCode::PhoneNumberNotOwned),
+            "The sender phone number does not belong to this organization.",
+        ));
+    }
+    let t = find_in_org::<template::Entity>(org, body.template_id)
+        .one(conn)
+        .await?
+        .filter(|t| t.status == TemplateStatus::Approved.as_str())
+        .ok_or_else(|| {
+            ApiError::invalid("templateId must be an APPROVED template of this organization")
+        })?;
+    let vars = body.variables.unwrap_or_default();
+    templates::parse_variables(&vars, &templates::positions(&t.body_text))
+        .map_err(ApiError::Validation)?;
+    let now = state.now_ms();
+    let row = campaign::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        organization_id: Set(org),
+        name: Set(body.name.trim().to_owned()),
+        phone_number_id: Set(body.phone_number_id),
+        template_id: Set(body.template_id),
+        status: Set(CampaignStatus::Draft.as_str().to_owned()),
+        variables: Set(serde_json::Value::Object(vars).to_string()),
+        scheduled_at: Set(body.scheduled_at.map(|t| t.millis())),
+        started_at: Set(None),
+        completed_at: Set(None),
+        paused_at: Set(None),
+        next_batch_at: Set(None),
+        batch_size: Set(None),
+        batch_interval_min: Set(None),
+        stop_reason: Set(None),
+        source_campaign_id: Set(None),
+        locked_until: Set(None),
+        created_at: Set(now),
+        updated_at: Set(now),
+    };
+    let txn = state.db.write().await?;
+    let row = campaign::Entity::insert(row)
+        .exec_with_returning(&*txn)
+        .await?;
+    txn.commit().await?;
+    detail(state, &row).await
+}
+
+/// `POST /campaigns/{id}/duplicate`: a new DRAFT with the same number, template and
+/// variables (no recipients), pointing back to its source.
+pub async fn duplicate(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign> {
+    let src = load(&state.db.conn, org, id).await?;
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let row = campaign::Entity::insert(campaign::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        organization_id: Set(org),
+        name: Set(format!("{} (copy)", src.name)),
+        phone_number_id: Set(src.phone_number_id),
+        template_id: Set(src.template_id),
+        status: Set(CampaignStatus::Draft.as_str().to_owned()),
+        variables: Set(src.variables.clone()),
+        scheduled_at: Set(None),
+        started_at: Set(None),
+        completed_at: Set(None),
+        paused_at: Set(None),
+        next_batch_at: Set(None),
+        batch_size: Set(None),
+        batch_interval_min: Set(None),
+        stop_reason: Set(None),
+        source_campaign_id: Set(Some(src.id)),
+        locked_until: Set(None),
+        created_at: Set(now),
+        updated_at: Set(now),
+    })
+    .exec_with_returning(&*txn)
+    .await?;
+    txn.commit().await?;
+    detail(state, &row).await
+}

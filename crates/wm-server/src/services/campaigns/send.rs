@@ -1,0 +1,228 @@
+//! Cost preview and the sending actions (send, pause, resume); the state machine of
+//! `wm_core::campaigns` decides every change.
+
+use std::collections::{BTreeMap, HashMap};
+
+use sea_orm::sea_query::Expr;
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter};
+use uuid::Uuid;
+use wm_core::campaigns::{self as rules, Action, CampaignError, Facts, SendPlan};
+use wm_core::pricing::allowance_covered;
+use wm_core::templates;
+use wm_types::campaigns::{
+    Campaign, CampaignStatus, CostPreview, MarketCost, SendCampaign, TemplateCategory,
+    WalletPreview,
+};
+use wm_types::{Money, Timestamp};
+
+use crate::db::entities::{campaign, organization, recipient, template};
+use crate::error::{ApiError, ApiResult};
+use crate::services::{sending, wallet};
+use crate::state::AppState;
+
+use super::{campaign_error, get, load, status_of, variables_of};
+
+/// `GET /campaigns/{id}/preview-cost`: the cost of the pending recipients per market, the
+/// wallet after it, and the included UTILITY messages left.
+pub async fn preview_cost(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<CostPreview> {
+    let conn = &state.db.conn;
+    let c = load(conn, org, id).await?;
+    let o = organization::Entity::find_by_id(org)
+        .one(conn)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Organization"))?;
+    let now = state.now_ms();
+    let (batch, cost) = sending::price_next_batch(conn, &c, None, now).await?;
+    let cat = sending::category(conn, &c).await?;
+    let card = sending::rate_card(&o);
+    let price_of: HashMap<Uuid, (i64, bool)> = cost
+        .priced
+        .iter()
+        .map(|(id, p, cov)| (*id, (*p, *cov)))
+        .collect();
+    let mut markets: BTreeMap<String, MarketCost> = BTreeMap::new();
+    for r in &batch {
+        let (Some(code), Some((price, _))) = (r.market.as_deref(), price_of.get(&r.id)) else {
+            continue;
+        };
+        let Some(rate) = card.market(code) else {
+            continue;
+        };
+        let m = markets
+            .entry(code.to_owned())
+            .or_insert_with(|| MarketCost {
+                market: code.to_owned(),
+                label: rate.label.clone(),
+                recipient_count: 0,
+                total_cost: rate.price(cat),
+                subtotal: Money(0),
+                rate_effective_from: rate.effective_from.to_string(),
+            });
+        m.recipient_count += 1;
+        m.subtotal.0 += price;
+    }
+    let balance = wallet::balance(conn, org).await?;
+    let included = u64::try_from(o.included_utility_messages).unwrap_or(0);
+    let used = sending::allowance_used(conn, org, now).await?;
+    Ok(CostPreview {
+        currency: o.currency,
+        recipient_count: batch.len() as u64,
+        priceable_count: cost.priced.len() as u64,
+        unpriceable_count: cost.unpriceable.len() as u64,
+        estimated_total: cost.total,
+        by_market: markets.into_values().collect(),
+        wallet: WalletPreview {
+            balance,
+            after_send: Money(balance.0 - cost.total.0),
+            sufficient: balance.0 >= cost.total.0,
+        },
+        included_utility_remaining: (cat == TemplateCategory::Utility)
+            .then(|| allowance_covered(included, used, included)),
+    })
+}
+
+pub(super) async fn facts(
+    conn: &impl ConnectionTrait,
+    c: &campaign::Model,
+    batch: Option<u64>,
+    now: i64,
+) -> ApiResult<Facts> {
+    let recipients = recipient::Entity::find()
+        .filter(recipient::Column::CampaignId.eq(c.id))
+        .count(conn)
+        .await?;
+    let t = template::Entity::find_by_id(c.template_id)
+        .one(conn)
+        .await?;
+    let positions = t
+        .map(|t| templates::positions(&t.body_text))
+        .unwrap_or_default();
+    let vars = templates::parse_variables(&variables_of(c), &positions).unwrap_or_default();
+    let (_, cost) = sending::price_next_batch(conn, c, batch, now).await?;
+    let balance = wallet::balance(conn, c.organization_id).await?;
+    Ok(Facts {
+        recipients,
+        missing_variables: templates::missing(&positions, &vars),
+        balance_covers_next_batch: balance.0 >= cost.total.0,
+        stop_reason: c.stop_reason.clone(),
+    })
+}
+
+/// `POST /campaigns/{id}/send`: `now` charges everything and queues it before answering;
+/// `scheduled` stores the start; `staggered` charges and queues the first batch (or
+/// schedules it). A failed send changes neither the campaign nor the wallet.
+pub async fn send(
+    state: &AppState,
+    org: Uuid,
+    id: Uuid,
+    body: SendCampaign,
+) -> ApiResult<Campaign> {
+    let now = state.now_ms();
+    let plan = rules::send_plan(&body, Timestamp::from_millis(now).0).map_err(campaign_error)?;
+    let txn = state.db.write().await?;
+    let c = load(&*txn, org, id).await?;
+    let limit = match &plan {
+        SendPlan::Staggered { batch_size, .. } => Some(u64::from(*batch_size)),
+        _ => None,
+    };
+    let f = facts(&*txn, &c, limit, now).await?;
+    let t = rules::transition(status_of(&c), &Action::Send(plan.clone()), &f)
+        .map_err(campaign_error)?;
+    let mut upd = sending::transition_update(c.id, &[status_of(&c)], &t, now);
+    let (start, size, interval) = match plan {
+        SendPlan::Now => (None, None, None),
+        SendPlan::Scheduled { at } => (Some(at.timestamp_millis()), None, None),
+        SendPlan::Staggered {
+            start,
+            batch_size,
+            interval_min,
+        } => (
+            start.map(|s| s.timestamp_millis()),
+            Some(batch_size as i32),
+            Some(interval_min as i32),
+        ),
+    };
+    upd = upd
+        .col_expr(campaign::Column::BatchSize, Expr::val(size))
+        .col_expr(campaign::Column::BatchIntervalMin, Expr::val(interval));
+    if t.to == CampaignStatus::Scheduled {
+        upd = upd
+            .col_expr(campaign::Column::ScheduledAt, Expr::val(start))
+            .col_expr(campaign::Column::NextBatchAt, Expr::val(start));
+    } else {
+        let next = sending::next_batch_at(interval, now);
+        upd = upd
+            .col_expr(campaign::Column::StartedAt, Expr::val(now))
+            .col_expr(campaign::Column::NextBatchAt, Expr::val(next));
+    }
+    // Conditional on the status read above: of two concurrent sends, one wins.
+    if upd.exec(&*txn).await?.rows_affected == 0 {
+        return Err(campaign_error(CampaignError::InvalidState));
+    }
+    if t.send_batch_now
+        && sending::charge_next_batch(&*txn, &c, size.map(|n| n as u64), now).await?
+            == sending::Charge::Insufficient
+    {
+        return Err(campaign_error(CampaignError::InsufficientBalance));
+    }
+    txn.commit().await?;
+    state.wake_campaigns();
+    get(state, org, id).await
+}
+
+/// `POST /campaigns/{id}/pause`: only a sending campaign; queued messages wait, sent ones
+/// are not recalled; `stopReason` stays null.
+pub async fn pause(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign> {
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let c = load(&*txn, org, id).await?;
+    let f = Facts {
+        recipients: 0,
+        missing_variables: Vec::new(),
+        balance_covers_next_batch: true,
+        stop_reason: c.stop_reason.clone(),
+    };
+    let t = rules::transition(status_of(&c), &Action::Pause, &f).map_err(campaign_error)?;
+    let done = sending::transition_update(c.id, &[status_of(&c)], &t, now)
+        .exec(&*txn)
+        .await?;
+    if done.rows_affected == 0 {
+        return Err(campaign_error(CampaignError::NotSending));
+    }
+    txn.commit().await?;
+    get(state, org, id).await
+}
+
+/// `POST /campaigns/{id}/resume`: continues where it left off; a campaign paused for its
+/// balance resumes only once the wallet covers the next batch (400 otherwise, still paused).
+pub async fn resume(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign> {
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let c = load(&*txn, org, id).await?;
+    let limit = sending::batch_limit(&c);
+    let mut f = facts(&*txn, &c, limit, now).await?;
+    // A batch charged before the pause goes out first; the next one is charged at its
+    // time (and pauses the campaign again then if the wallet cannot pay it).
+    let paid_batch_waiting = sending::paid_batch_waiting(&*txn, c.id).await?;
+    if paid_batch_waiting {
+        f.balance_covers_next_batch = true;
+    }
+    let t = rules::transition(status_of(&c), &Action::Resume, &f).map_err(campaign_error)?;
+    let next = sending::next_batch_at(c.batch_interval_min, now);
+    let done = sending::transition_update(c.id, &[status_of(&c)], &t, now)
+        .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
+        .exec(&*txn)
+        .await?;
+    if done.rows_affected == 0 {
+        return Err(campaign_error(CampaignError::NotPaused));
+    }
+    if t.send_batch_now
+        && !paid_batch_waiting
+        && sending::charge_next_batch(&*txn, &c, limit, now).await? == sending::Charge::Insufficient
+    {
+        return Err(campaign_error(CampaignError::InsufficientBalance));
+    }
+    txn.commit().await?;
+    state.wake_campaigns();
+    get(state, org, id).await
+}

@@ -1,0 +1,218 @@
+//! Campaign rows as the API shows them: template, number, stats and, on the detail,
+//! cost, errors by reason and the last replies — one place maps a row to the wire type.
+
+use std::collections::HashMap;
+
+use sea_orm::sea_query::{Expr, Func, SimpleExpr};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
+    QuerySelect,
+};
+use uuid::Uuid;
+use wm_types::campaigns::{
+    Campaign, CampaignPhoneNumber, CampaignTemplate, ErrorByReason, LastReply, QualityRating,
+    RecipientContact, TemplateCategory, TemplateStatus,
+};
+use wm_types::enums::RecipientStatus;
+use wm_types::{Money, Timestamp};
+
+use crate::db::entities::{campaign, contact, phone_number, recipient, template};
+use crate::error::ApiResult;
+use crate::services::sending;
+
+use super::{status_of, variables_of};
+
+/// Builds wire campaigns, loading templates, numbers and stats in one query each.
+pub(super) async fn views(
+    conn: &impl ConnectionTrait,
+    rows: &[campaign::Model],
+    detail_at: Option<i64>,
+) -> ApiResult<Vec<Campaign>> {
+    let detail = detail_at.is_some();
+    let ids: Vec<Uuid> = rows.iter().map(|c| c.id).collect();
+    let tids: Vec<Uuid> = rows.iter().map(|c| c.template_id).collect();
+    let pids: Vec<Uuid> = rows.iter().map(|c| c.phone_number_id).collect();
+    let templates: HashMap<Uuid, template::Model> = template::Entity::find()
+        .filter(template::Column::Id.is_in(tids))
+        .all(conn)
+        .await?
+        .into_iter()
+        .map(|t| (t.id, t))
+        .collect();
+    let numbers: HashMap<Uuid, phone_number::Model> = phone_number::Entity::find()
+        .filter(phone_number::Column::Id.is_in(pids))
+        .all(conn)
+        .await?
+        .into_iter()
+        .map(|p| (p.id, p))
+        .collect();
+    let mut stats = crate::db::campaigns::stats(conn, ids).await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for c in rows {
+        let t = templates.get(&c.template_id);
+        let p = numbers.get(&c.phone_number_id);
+        let mut v = Campaign {
+            id: c.id,
+            organization_id: c.organization_id,
+            phone_number_id: c.phone_number_id,
+            template_id: c.template_id,
+            name: c.name.clone(),
+            status: status_of(c),
+            scheduled_at: c.scheduled_at.map(Timestamp::from_millis),
+            started_at: c.started_at.map(Timestamp::from_millis),
+            completed_at: c.completed_at.map(Timestamp::from_millis),
+            paused_at: c.paused_at.map(Timestamp::from_millis),
+            next_batch_at: c.next_batch_at.map(Timestamp::from_millis),
+            batch_size: c.batch_size.and_then(|n| u32::try_from(n).ok()),
+            batch_interval_min: c.batch_interval_min.and_then(|n| u32::try_from(n).ok()),
+            stop_reason: c.stop_reason.clone(),
+            source_campaign_id: c.source_campaign_id,
+            variables: variables_of(c),
+            created_at: Timestamp::from_millis(c.created_at),
+            updated_at: Timestamp::from_millis(c.updated_at),
+            template: CampaignTemplate {
+                id: detail.then_some(c.template_id),
+                name: t.map(|t| t.name.clone()).unwrap_or_default(),
+                category: t
+                    .and_then(|t| TemplateCategory::parse(&t.category))
+                    .unwrap_or(TemplateCategory::Unknown),
+                language: t.map(|t| t.language.clone()).unwrap_or_default(),
+                body_text: t.filter(|_| detail).map(|t| t.body_text.clone()),
+                status: t
+                    .filter(|_| detail)
+                    .and_then(|t| TemplateStatus::parse(&t.status)),
+            },
+            phone_number: CampaignPhoneNumber {
+                id: detail.then_some(c.phone_number_id),
+                number_e164: p.map(|p| p.number_e164.clone()).unwrap_or_default(),
+                display_name: p.map(|p| p.display_name.clone()).unwrap_or_default(),
+                quality_rating: p
+                    .filter(|_| detail)
+                    .and_then(|p| QualityRating::parse(&p.quality_rating)),
+            },
+            estimated_cost: None,
+            real_cost: None,
+            stats: stats.remove(&c.id).unwrap_or_default(),
+            errors_by_reason: None,
+            last_replies: None,
+        };
+        if let Some(now) = detail_at {
+            add_detail(conn, c, &mut v, now).await?;
+        }
+        out.push(v);
+    }
+    Ok(out)
+}
+
+#[derive(FromQueryResult)]
+struct ReasonCount {
+    reason: Option<String>,
+    n: i64,
+}
+
+#[derive(FromQueryResult)]
+pub(super) struct Sum {
+    pub(super) total: Option<i64>,
+}
+
+/// `SUM(cost_micros)` as a BIGINT (PostgreSQL sums a bigint into a numeric).
+pub(super) fn sum_micros() -> SimpleExpr {
+    Func::cast_as(
+        Func::sum(Expr::col(recipient::Column::CostMicros)),
+        "BIGINT",
+    )
+    .into()
+}
+
+pub(super) async fn add_detail(
+    conn: &impl ConnectionTrait,
+    c: &campaign::Model,
+    v: &mut Campaign,
+    now: i64,
+) -> ApiResult<()> {
+    let (batch, cost) = sending::price_next_batch(conn, c, None, now).await?;
+    v.estimated_cost = Some((!batch.is_empty() || v.stats.total > 0).then_some(cost.total));
+    let real = recipient::Entity::find()
+        .select_only()
+        .column_as(sum_micros(), "total")
+        .filter(recipient::Column::CampaignId.eq(c.id))
+        .into_model::<Sum>()
+        .one(conn)
+        .await?
+        .and_then(|s| s.total)
+        .unwrap_or(0);
+    v.real_cost = Some(Money(real));
+    let reasons = recipient::Entity::find()
+        .select_only()
+        .column_as(recipient::Column::ErrorMessage, "reason")
+        .column_as(
+            SimpleExpr::from(Func::count(Expr::col(recipient::Column::Id))),
+            "n",
+        )
+        .filter(recipient::Column::CampaignId.eq(c.id))
+        .filter(recipient::Column::Status.eq(RecipientStatus::Failed.as_str()))
+        .group_by(recipient::Column::ErrorMessage)
+        .into_model::<ReasonCount>()
+        .all(conn)
+        .await?;
+    let mut errors: Vec<ErrorByReason> = reasons
+        .into_iter()
+        .map(|r| ErrorByReason {
+            reason: r.reason.unwrap_or_else(|| "Unknown".into()),
+            count: u64::try_from(r.n).unwrap_or(0),
+        })
+        .collect();
+    errors.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
+    v.errors_by_reason = Some(errors);
+    let replies = recipient::Entity::find()
+        .filter(recipient::Column::CampaignId.eq(c.id))
+        .filter(recipient::Column::Status.eq(RecipientStatus::Replied.as_str()))
+        .order_by_desc(recipient::Column::RepliedAt)
+        .limit(5)
+        .all(conn)
+        .await?;
+    let contacts = recipient_contacts(conn, &replies).await?;
+    v.last_replies = Some(
+        replies
+            .iter()
+            .map(|r| LastReply {
+                contact: contacts
+                    .get(&r.contact_id)
+                    .cloned()
+                    .unwrap_or_else(|| RecipientContact {
+                        id: r.contact_id,
+                        full_name: None,
+                        primary_phone: Some(r.phone.clone()),
+                    }),
+                replied_at: Timestamp::from_millis(r.replied_at.unwrap_or(r.created_at)),
+            })
+            .collect(),
+    );
+    Ok(())
+}
+
+pub(super) async fn recipient_contacts(
+    conn: &impl ConnectionTrait,
+    rows: &[recipient::Model],
+) -> ApiResult<HashMap<Uuid, RecipientContact>> {
+    let ids: Vec<Uuid> = rows.iter().map(|r| r.contact_id).collect();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    Ok(contact::Entity::find()
+        .filter(contact::Column::Id.is_in(ids))
+        .all(conn)
+        .await?
+        .into_iter()
+        .map(|c| {
+            (
+                c.id,
+                RecipientContact {
+                    id: c.id,
+                    full_name: c.full_name,
+                    primary_phone: c.primary_phone,
+                },
+            )
+        })
+        .collect())
+}
