@@ -23,6 +23,7 @@ mod lookups;
 mod notes_timeline;
 mod observe;
 mod openapi;
+mod pg;
 mod replicas;
 mod replicas_harness;
 mod replicas_processes;

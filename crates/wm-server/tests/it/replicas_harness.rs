@@ -11,29 +11,12 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::http::HeaderMap;
-use sea_orm::{ConnectionTrait, Database};
 use serde_json::Value;
 
 /// The operator token of the replicas.
 pub const ADMIN: &str = "replicas-admin";
 /// Their `WM_SECRET_KEY`.
 pub const SECRET_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
-
-/// A fresh database on the server of `url` (a PostgreSQL URL); its URL.
-pub async fn fresh_pg_database(url: &str) -> String {
-    let admin = Database::connect(url).await.unwrap();
-    let name = format!("wm_replicas_{}", uuid::Uuid::new_v4().simple());
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    let (head, query) = match url.split_once('?') {
-        Some((h, q)) => (h.to_owned(), format!("?{q}")),
-        None => (url.to_owned(), String::new()),
-    };
-    let (server, _) = head.rsplit_once('/').unwrap();
-    format!("{server}/{name}{query}")
-}
 
 /// A free loopback port.
 pub fn free_port() -> u16 {

@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 use wm_fake_graph::NumberSpec;
 
 use crate::replicas_harness::{
-    ADMIN, Replica, balancer, call, free_port, fresh_pg_database, healthy, organisation, platform,
-    serve, start_replicas,
+    ADMIN, Replica, balancer, call, free_port, healthy, organisation, platform, serve,
+    start_replicas,
 };
 use crate::support::WA_SECRET;
 use crate::whatsapp_kit::{NUMBER, PNID, TOKEN, WABA};
@@ -55,7 +55,9 @@ async fn three_replicas_survive_a_kill_mid_campaign_and_share_one_rate_limit() {
     if url.is_empty() {
         return;
     }
-    let db = fresh_pg_database(&url).await;
+    // Empty: the replicas migrate it as they start.
+    let pg = crate::pg::PgDatabase::empty(&url).await;
+    let db = pg.url.clone();
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))

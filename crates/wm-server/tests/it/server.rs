@@ -170,15 +170,8 @@ async fn replicas_migrating_at_once_all_succeed() {
     if url.is_empty() {
         return;
     }
-    use sea_orm::ConnectionTrait;
-    let admin = sea_orm::Database::connect(&url).await.unwrap();
-    let name = format!("wm_migr_{}", uuid::Uuid::new_v4().simple());
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    let (server, _) = url.split('?').next().unwrap().rsplit_once('/').unwrap();
-    let target = format!("{server}/{name}");
+    let pg = crate::pg::PgDatabase::empty(&url).await;
+    let target = pg.url.clone();
     let mut replicas = Vec::new();
     for _ in 0..3 {
         let target = target.clone();

@@ -9,13 +9,14 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use chrono::Utc;
 use http_body_util::BodyExt;
-use sea_orm::{ConnectionTrait, Database};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 use uuid::Uuid;
 use wm_core::time::ManualClock;
 use wm_server::db::Db;
 use wm_server::state::{AppState, Settings};
+
+use crate::pg::PgDatabase;
 
 pub const ADMIN: &str = "test-admin-token";
 /// The WhatsApp app secret of [`TestApp::whatsapp`].
@@ -88,30 +89,25 @@ pub struct TestApp {
     pub state: AppState,
     pub router: Router,
     pub clock: Arc<ManualClock>,
+    /// The PostgreSQL database, dropped when the last replica of the test goes (last field:
+    /// dropped after the state's pool).
+    pg: Option<Arc<PgDatabase>>,
 }
 
-async fn fresh_database() -> Db {
+/// A migrated database of the test's own: SQLite in memory, or a copy of the PostgreSQL
+/// template when `WM_TEST_DATABASE_URL` is set (dropped with the returned handle).
+async fn fresh_database() -> (Db, Option<Arc<PgDatabase>>) {
     match std::env::var("WM_TEST_DATABASE_URL") {
         Ok(url) if !url.is_empty() => {
-            let admin = Database::connect(&url)
-                .await
-                .expect("connect to WM_TEST_DATABASE_URL");
-            let name = format!("wm_test_{}", Uuid::new_v4().simple());
-            admin
-                .execute_unprepared(&format!("CREATE DATABASE {name}"))
-                .await
-                .expect("create test database");
-            admin.close().await.ok();
-            let (head, query) = match url.split_once('?') {
-                Some((h, q)) => (h, format!("?{q}")),
-                None => (url.as_str(), String::new()),
-            };
-            let (server, _) = head.rsplit_once('/').expect("database URL has a path");
-            Db::connect(&format!("{server}/{name}{query}"))
-                .await
-                .expect("connect test database")
+            let pg = PgDatabase::migrated(&url).await;
+            let db = Db::connect(&pg.url).await.expect("connect test database");
+            (db, Some(Arc::new(pg)))
         }
-        _ => Db::connect("sqlite::memory:").await.expect("sqlite memory"),
+        _ => {
+            let db = Db::connect("sqlite::memory:").await.expect("sqlite memory");
+            db.migrate().await.expect("migrate");
+            (db, None)
+        }
     }
 }
 
@@ -127,8 +123,7 @@ impl TestApp {
     /// A server whose settings `f` adjusts; by default webhooks may target loopback (the
     /// test receivers listen there).
     pub async fn with_settings(f: impl FnOnce(&mut Settings)) -> TestApp {
-        let db = fresh_database().await;
-        db.migrate().await.expect("migrate");
+        let (db, pg) = fresh_database().await;
         let clock = Arc::new(ManualClock::new(Utc::now()));
         let mut settings = Settings::new(ADMIN);
         settings.allow_insecure_webhooks = true;
@@ -140,6 +135,7 @@ impl TestApp {
             state,
             router,
             clock,
+            pg,
         }
     }
 
@@ -147,8 +143,7 @@ impl TestApp {
     /// secret key for tokens and the webhook app secret and verify token of [`WA_SECRET`]
     /// and [`WA_VERIFY`].
     pub async fn whatsapp(graph_url: &str, f: impl FnOnce(&mut Settings)) -> TestApp {
-        let db = fresh_database().await;
-        db.migrate().await.expect("migrate");
+        let (db, pg) = fresh_database().await;
         let clock = Arc::new(ManualClock::new(Utc::now()));
         let mut settings = Settings::new(ADMIN);
         settings.allow_insecure_webhooks = true;
@@ -173,6 +168,7 @@ impl TestApp {
             state,
             router,
             clock,
+            pg,
         }
     }
 
@@ -215,6 +211,7 @@ impl TestApp {
             state,
             router,
             clock: self.clock.clone(),
+            pg: self.pg.clone(),
         }
     }
 
