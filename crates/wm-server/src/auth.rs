@@ -4,9 +4,7 @@
 //! Check order for API routes (DESIGN §4): authenticate (401) → rate limit (429) → scope
 //! (403, in the handler's [`crate::extract::Authed`] extractor) → validation → handler.
 
-use std::collections::HashMap;
-use std::sync::RwLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -15,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use rand::Rng;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
 use uuid::Uuid;
 use wm_types::enums::ErrorCode;
 use wm_types::enums::Scope;
@@ -22,6 +21,7 @@ use wm_types::enums::Scope;
 use crate::db::entities::{api_key, user};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::ttl::TtlMap;
 
 /// Prefix of every API key.
 pub const KEY_PREFIX: &str = "wm_live_";
@@ -29,6 +29,8 @@ const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst
 /// How long an authenticated key is trusted without a database read. Revocation through
 /// this process clears it at once; other replicas notice within this time.
 const CACHE_TTL: Duration = Duration::from_secs(5);
+/// Most keys cached at once (least recently used go first).
+const KEY_CACHE_CAPACITY: u64 = 100_000;
 
 /// The caller behind an API key.
 #[derive(Debug, Clone)]
@@ -75,35 +77,35 @@ pub fn scopes_from_db(s: &str) -> Vec<Scope> {
     s.split_whitespace().filter_map(Scope::parse).collect()
 }
 
-/// Authenticated keys by hash, each with the instant it was read.
-#[derive(Default)]
-pub struct KeyCache(RwLock<HashMap<String, (AuthContext, Instant)>>);
+/// Authenticated keys by hash, kept [`CACHE_TTL`] after they are read.
+pub struct KeyCache(TtlMap<String, AuthContext>);
+
+impl Default for KeyCache {
+    fn default() -> Self {
+        KeyCache(crate::ttl::expiring(CACHE_TTL, KEY_CACHE_CAPACITY))
+    }
+}
 
 impl KeyCache {
     fn get(&self, hash: &str) -> Option<AuthContext> {
-        let map = self.0.read().unwrap_or_else(|p| p.into_inner());
-        map.get(hash)
-            .filter(|(_, at)| at.elapsed() < CACHE_TTL)
-            .map(|(ctx, _)| ctx.clone())
+        self.0.get(hash)
     }
 
     fn put(&self, hash: String, ctx: AuthContext) {
-        let mut map = self.0.write().unwrap_or_else(|p| p.into_inner());
-        if map.len() > 10_000 {
-            map.retain(|_, (_, at)| at.elapsed() < CACHE_TTL);
-        }
-        map.insert(hash, (ctx, Instant::now()));
+        self.0.insert(hash, ctx);
     }
 
     /// Forgets every key (after announcements may have been missed).
     pub fn clear(&self) {
-        self.0.write().unwrap_or_else(|p| p.into_inner()).clear();
+        self.0.invalidate_all();
     }
 
     /// Forgets a key (on revocation).
     pub fn forget(&self, key_id: Uuid) {
-        let mut map = self.0.write().unwrap_or_else(|p| p.into_inner());
-        map.retain(|_, (ctx, _)| ctx.key_id != key_id);
+        // Only fails when the cache was built without invalidation closures; it was not.
+        let _ = self
+            .0
+            .invalidate_entries_if(move |_, ctx| ctx.key_id == key_id);
     }
 }
 
@@ -239,11 +241,7 @@ fn admin_unauthorized() -> ApiError {
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     // Compare digests so the length of the token does not leak either.
-    let (da, db) = (Sha256::digest(a), Sha256::digest(b));
-    da.iter()
-        .zip(db.iter())
-        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-        == 0
+    bool::from(Sha256::digest(a).ct_eq(&Sha256::digest(b)))
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@
 //! still asks the database when the cache does not know them.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use sea_orm::{ConnectionTrait, DbErr};
 use uuid::Uuid;
@@ -16,8 +16,11 @@ use wm_types::enums::ChannelType;
 
 use crate::db::entities::{channel, lifecycle_stage, user};
 use crate::db::{lookups, tenant::in_org};
+use crate::ttl::TtlMap;
 
 const TTL: Duration = Duration::from_secs(5);
+/// Most organisations cached at once (least recently used go first).
+const CAPACITY: u64 = 100_000;
 
 /// One organisation's lookups.
 #[derive(Debug, Default)]
@@ -75,9 +78,14 @@ impl OrgLookups {
     }
 }
 
-/// The cache of every organisation's lookups.
-#[derive(Default)]
-pub struct LookupCache(RwLock<HashMap<Uuid, (Arc<OrgLookups>, Instant)>>);
+/// The cache of every organisation's lookups, each kept [`TTL`] after it is read.
+pub struct LookupCache(TtlMap<Uuid, Arc<OrgLookups>>);
+
+impl Default for LookupCache {
+    fn default() -> Self {
+        LookupCache(crate::ttl::expiring(TTL, CAPACITY))
+    }
+}
 
 impl LookupCache {
     /// The organisation's lookups, from the cache when fresh.
@@ -86,13 +94,7 @@ impl LookupCache {
         conn: &impl ConnectionTrait,
         org: Uuid,
     ) -> Result<Arc<OrgLookups>, DbErr> {
-        let hit = {
-            let map = self.0.read().unwrap_or_else(|p| p.into_inner());
-            map.get(&org)
-                .filter(|(_, at)| at.elapsed() < TTL)
-                .map(|(l, _)| l.clone())
-        };
-        match hit {
+        match self.0.get(&org) {
             Some(l) => Ok(l),
             None => self.reload(conn, org).await,
         }
@@ -121,24 +123,17 @@ impl LookupCache {
         org: Uuid,
     ) -> Result<Arc<OrgLookups>, DbErr> {
         let l = Arc::new(OrgLookups::load(conn, org).await?);
-        let mut map = self.0.write().unwrap_or_else(|p| p.into_inner());
-        if map.len() > 10_000 {
-            map.retain(|_, (_, at)| at.elapsed() < TTL);
-        }
-        map.insert(org, (l.clone(), Instant::now()));
+        self.0.insert(org, l.clone());
         Ok(l)
     }
 
     /// Forgets every organisation (after announcements may have been missed).
     pub fn clear(&self) {
-        self.0.write().unwrap_or_else(|p| p.into_inner()).clear();
+        self.0.invalidate_all();
     }
 
     /// Forgets an organisation (after an operator change to its stages, users or channels).
     pub fn invalidate(&self, org: Uuid) {
-        self.0
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&org);
+        self.0.invalidate(&org);
     }
 }

@@ -12,7 +12,8 @@
 //! (one module per resource), [`openapi`] (the document, generated from [`routes`]),
 //! [`admin`] (operator API), [`services`] (use cases),
 //! [`db`] (entities, migrations, queries), [`worker`] (campaigns, webhook deliveries,
-//! automations, contact imports), [`cache`], [`demo`],
+//! automations, contact imports), [`cache`] (organisation lookups), [`ttl`] (the one TTL
+//! map under every cache and limiter), [`demo`],
 //! [`observe`] (request logs, metrics, readiness).
 //!
 //! A host app that mounts [`router`] runs the workers with [`worker::spawn_all`].
@@ -49,6 +50,7 @@ pub mod routes;
 pub mod secrets;
 pub mod services;
 pub mod state;
+pub mod ttl;
 pub mod views;
 pub mod worker;
 

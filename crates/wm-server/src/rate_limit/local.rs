@@ -3,49 +3,50 @@
 //! The rule is "more than N requests in any 60 s answer 429". A token bucket with burst N
 //! admits about 2N in the first minute, so this keeps, per key, the instants of the requests
 //! admitted in the last window (at most N of them) and admits a request only while fewer
-//! than N fall inside it. Memory is bounded by N timestamps per active key; idle keys are
-//! swept.
+//! than N fall inside it. Memory is bounded by N timestamps per active key; a key idle for a
+//! whole window (wall time, which the system clock follows) leaves the [`crate::ttl`] map.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use uuid::Uuid;
 
 use super::{Decision, WINDOW_MS};
+use crate::ttl::TtlMap;
+
+/// Most keys tracked at once; past it the least recently seen are forgotten first.
+const CAPACITY: u64 = 100_000;
 
 /// The sliding-window log of every key.
-#[derive(Debug)]
 pub struct RateLimiter {
     limit: u32,
-    keys: Mutex<Keys>,
+    /// Each key's log; a key unused for a whole window has nothing left in it and goes.
+    keys: TtlMap<Uuid, Arc<Mutex<VecDeque<i64>>>>,
 }
 
-/// Each key's log, and when idle keys were last swept.
-#[derive(Debug, Default)]
-struct Keys {
-    logs: HashMap<Uuid, VecDeque<i64>>,
-    swept_at: i64,
+impl std::fmt::Debug for RateLimiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimiter")
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
 }
 
 impl RateLimiter {
     /// A limiter admitting `limit` requests per key in any 60 s.
     pub fn new(limit: u32) -> Self {
+        let window = Duration::from_millis(WINDOW_MS.unsigned_abs());
         RateLimiter {
             limit: limit.max(1),
-            keys: Mutex::default(),
+            keys: crate::ttl::idle(window, CAPACITY),
         }
     }
 
     /// Decides on one request of `key` at `now_ms`; admitted requests are recorded.
     pub fn check(&self, key: Uuid, now_ms: i64) -> Decision {
-        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
-        // Idle keys go once per window, so a sweep's cost is spread over a minute of calls.
-        if now_ms - keys.swept_at >= WINDOW_MS {
-            keys.logs
-                .retain(|_, log| log.back().is_some_and(|t| now_ms - t < WINDOW_MS));
-            keys.swept_at = now_ms;
-        }
-        let log = keys.logs.entry(key).or_default();
+        let cell = self.keys.get_with(key, Arc::default);
+        let mut log = cell.lock().unwrap_or_else(|p| p.into_inner());
         while log.front().is_some_and(|t| now_ms - t >= WINDOW_MS) {
             log.pop_front();
         }

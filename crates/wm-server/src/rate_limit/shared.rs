@@ -20,14 +20,17 @@
 //! keeps its last grant counted as stamped, for the rest of the minute. The table is unlogged: no WAL flush per grant, and a crash
 //! only forgets the last minute.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use sea_orm::{ConnectionTrait, DbBackend, DbErr, Statement};
 use uuid::Uuid;
 
 use super::{Decision, WINDOW_MS};
 use crate::db::Db;
+use crate::ttl::TtlMap;
+
+/// Most keys with a grant at once; past it the least recently used are forgotten first.
+const GRANTS_CAPACITY: u64 = 100_000;
 
 /// How long a grant may be used while its key's window is less than half full; its
 /// admissions are stamped with its expiry. Long grants keep PostgreSQL out of most
@@ -96,8 +99,9 @@ pub struct SharedLimiter {
     db: Db,
     limit: u32,
     /// Each key's grant; a key's requests wait for one another only while a grant is
-    /// taken, so two never take (and then waste) one each.
-    grants: Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<Grant>>>>,
+    /// taken, so two never take (and then waste) one each. A grant unused for a window
+    /// is spent and goes.
+    grants: TtlMap<Uuid, Arc<tokio::sync::Mutex<Grant>>>,
 }
 
 impl std::fmt::Debug for SharedLimiter {
@@ -114,19 +118,16 @@ impl SharedLimiter {
         SharedLimiter {
             db,
             limit: limit.max(1),
-            grants: Mutex::default(),
+            grants: crate::ttl::idle(
+                std::time::Duration::from_millis(WINDOW_MS.unsigned_abs()),
+                GRANTS_CAPACITY,
+            ),
         }
     }
 
     /// Decides on one request of `key` at `now_ms`.
     pub async fn check(&self, key: Uuid, now_ms: i64) -> Result<Decision, DbErr> {
-        let cell = {
-            let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
-            if grants.len() > 4 * 1024 {
-                grants.retain(|_, g| g.try_lock().map_or(true, |g| g.until >= now_ms - WINDOW_MS));
-            }
-            grants.entry(key).or_default().clone()
-        };
+        let cell = self.grants.get_with(key, Arc::default);
         let mut g = cell.lock().await;
         if g.left > 0 && now_ms <= g.until {
             g.left -= 1;
