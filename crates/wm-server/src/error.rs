@@ -1,18 +1,12 @@
 //! `ApiError`: every failure a handler can answer, mapped to the spec's two error bodies.
 
-use aide::OperationOutput;
-use aide::generate::GenContext;
-use aide::openapi::{Operation, StatusCode as DocStatus};
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use schemars::json_schema;
 use sea_orm::{DbErr, SqlErr};
 use serde_json::{Map, Value};
 use wm_types::common::{BusinessErrorBody, ValidationErrorBody};
 use wm_types::enums::ErrorCode;
-
-use crate::observe::request_log::LoggedError;
 
 /// A failure, as the caller sees it.
 #[derive(Debug, thiserror::Error)]
@@ -156,32 +150,8 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// What any operation can answer besides its success: a validation or business 400, 401
-/// (key), 403 (scope), 404 and 429 (rate limit). The 409 of writes is added by
-/// [`crate::openapi::document`], which knows the method.
-impl OperationOutput for ApiError {
-    type Inner = Self;
-
-    fn inferred_responses(
-        ctx: &mut GenContext,
-        _: &mut Operation,
-    ) -> Vec<(Option<DocStatus>, aide::openapi::Response)> {
-        let mut out = vec![(Some(DocStatus::Code(400)), error_response(ctx, true))];
-        for status in [401, 403, 404, 429] {
-            out.push((Some(DocStatus::Code(status)), error_response(ctx, false)));
-        }
-        out
-    }
-}
-
-/// The documented error: the business body, or either body when `validation` (a 400).
-pub fn error_response(ctx: &mut GenContext, validation: bool) -> aide::openapi::Response {
-    let business = ctx.schema.subschema_for::<BusinessErrorBody>();
-    let schema = if validation {
-        let fields = ctx.schema.subschema_for::<ValidationErrorBody>();
-        json_schema!({"oneOf": [fields, business]})
-    } else {
-        business
-    };
-    crate::openapi::json_response("Error", schema)
-}
+/// What the request log says about a failed request: the error's stable code (never its
+/// message, which may quote the caller's input). [`ApiError`] puts it in the response's
+/// extensions; [`crate::observe`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoggedError(pub &'static str);

@@ -7,8 +7,8 @@
 //! - [`serve`]: connect, migrate, optionally seed the demo, and listen.
 //!
 //! Modules: [`config`] (flags), [`state`], [`error`] (the spec's error bodies), [`extract`]
-//! (auth, validated JSON/query, path ids), [`reply`] (success statuses), [`auth`] (keys,
-//! middlewares), [`rate_limit`], [`listener`] (connection timeouts and caps), [`routes`]
+//! (auth, validated JSON/query, path ids), [`reply`] (success statuses), [`auth`] (the middlewares),
+//! [`keys`] (key format, hash, cache), [`rate_limit`], [`listener`] (connection timeouts and caps), [`routes`]
 //! (one module per resource), [`openapi`] (the document, generated from [`routes`]),
 //! [`admin`] (operator API), [`services`] (use cases),
 //! [`db`] (entities, migrations, queries), [`worker`] (campaigns, webhook deliveries,
@@ -40,6 +40,7 @@ pub mod db;
 pub mod demo;
 pub mod error;
 pub mod extract;
+pub mod keys;
 pub mod listener;
 pub mod observe;
 pub mod openapi;
@@ -113,7 +114,7 @@ async fn run_to_completion(
 /// The OpenAPI 3.1 document, built and serialised once; each request shares the bytes.
 async fn openapi_json() -> impl axum::response::IntoResponse {
     static DOC: std::sync::LazyLock<axum::body::Bytes> = std::sync::LazyLock::new(|| {
-        serde_json::to_vec(&openapi::document())
+        serde_json::to_vec(&routes::document())
             .unwrap_or_default()
             .into()
     });

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use wm_core::provider::MessagingProvider;
 use wm_core::time::Clock;
 
-use crate::auth::KeyCache;
 use crate::cache::LookupCache;
 use crate::db::Db;
+use crate::keys::KeyCache;
 use crate::provider::{Pacer, simulated::SimulatedProvider};
 use crate::rate_limit::Limiter;
 

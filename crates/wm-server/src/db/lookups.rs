@@ -1,4 +1,7 @@
-//! Lookups of an organisation's stages, users and channels.
+//! Lookups of an organisation's stages, users and channels, one by one or all together
+//! ([`OrgLookups`], which [`crate::cache`] keeps for a few seconds).
+
+use std::collections::HashMap;
 
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, QueryFilter, QueryOrder};
 use uuid::Uuid;
@@ -89,4 +92,60 @@ pub async fn users_by_id(
         .filter(user::Column::Id.is_in(ids))
         .all(conn)
         .await
+}
+
+/// One organisation's lookups.
+#[derive(Debug, Default)]
+pub struct OrgLookups {
+    /// Stages in funnel order.
+    pub stages: Vec<lifecycle_stage::Model>,
+    /// Users by id.
+    pub users: HashMap<Uuid, user::Model>,
+    /// Channels, oldest first.
+    pub channels: Vec<channel::Model>,
+}
+
+impl OrgLookups {
+    /// Reads them from the database.
+    pub async fn load(conn: &impl ConnectionTrait, org: Uuid) -> Result<OrgLookups, DbErr> {
+        Ok(OrgLookups {
+            stages: stages(conn, org).await?,
+            users: users(conn, org)
+                .await?
+                .into_iter()
+                .map(|u| (u.id, u))
+                .collect(),
+            channels: in_org::<channel::Entity>(org)
+                .order_by_asc(channel::Column::CreatedAt)
+                .all(conn)
+                .await?,
+        })
+    }
+
+    /// A stage by id.
+    pub fn stage(&self, id: Uuid) -> Option<&lifecycle_stage::Model> {
+        self.stages.iter().find(|s| s.id == id)
+    }
+
+    /// A stage's name.
+    pub fn stage_name(&self, id: Option<Uuid>) -> Option<String> {
+        id.and_then(|id| self.stage(id)).map(|s| s.name.clone())
+    }
+
+    /// The active channel of a type.
+    pub fn active_channel(&self, kind: ChannelType) -> Option<&channel::Model> {
+        self.channels
+            .iter()
+            .find(|c| c.active && c.channel_type == kind.as_str())
+    }
+
+    /// Whether every given stage and user id is known here.
+    pub fn knows(
+        &self,
+        stages: impl IntoIterator<Item = Uuid>,
+        users: impl IntoIterator<Item = Uuid>,
+    ) -> bool {
+        stages.into_iter().all(|s| self.stage(s).is_some())
+            && users.into_iter().all(|u| self.users.contains_key(&u))
+    }
 }

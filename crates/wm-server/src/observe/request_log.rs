@@ -17,7 +17,8 @@ use tracing::Instrument;
 use tracing::field::Empty;
 use uuid::Uuid;
 
-use crate::auth::AuthContext;
+use crate::error::LoggedError;
+use crate::keys::AuthContext;
 
 /// The request/response header of the request id.
 pub const HEADER: &str = "x-request-id";
@@ -64,12 +65,6 @@ pub fn is_sane(id: &[u8]) -> bool {
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
-
-/// What the request log says about a failed request: the error's stable code (never its
-/// message, which may quote the caller's input). [`crate::error::ApiError`] puts it in the
-/// response's extensions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoggedError(pub &'static str);
 
 /// Records the authenticated caller in the current request span (called by the API-key
 /// middleware). Ids only: never the key.

@@ -1,5 +1,5 @@
 //! The OpenAPI 3.1 document of API v1, generated with aide from the router itself: each route
-//! in [`crate::routes`] declares its path, tag and summary once, and its extractors and
+//! in `crate::routes` declares its path, tag and summary once, and its extractors and
 //! return type document the rest (scope and path ids in [`crate::extract`], success
 //! statuses in [`crate::reply`], errors in [`crate::error`]). A test checks the committed
 //! `docs/openapi.json` for drift.
@@ -8,6 +8,9 @@
 //! `components/schemas`); request bodies and queries as the server reads them
 //! (deserialisation contract, inlined).
 
+mod errors;
+
+use aide::axum::ApiRouter;
 use aide::generate;
 use aide::openapi::{
     Info, MediaType, OpenApi, Parameter, ParameterData, ParameterSchemaOrContent, QueryStyle,
@@ -25,8 +28,9 @@ const DESCRIPTION: &str = "Multi-tenant customer messaging and marketing: contac
     campaigns, conversations, automations, reports and webhooks. Every call carries \
     `Authorization: Bearer <API key>`; more than 600 requests in any 60 s answer 429.";
 
-/// The document, built from [`crate::routes::router`] (no database needed).
-pub fn document() -> Value {
+/// The document of the routes `routes` builds (called here, once aide's per-thread context
+/// is ready); [`crate::routes::document`] passes the API's router. No database needed.
+pub fn document<S: Clone + Send + Sync + 'static>(routes: impl FnOnce() -> ApiRouter<S>) -> Value {
     // aide documents each route as it is added, in a per-thread context: start it clean,
     // with our response generator, and keep `null` in query schemas as before.
     generate::reset_context();
@@ -46,7 +50,7 @@ pub fn document() -> Value {
         }],
         ..Default::default()
     };
-    let _ = crate::routes::router().finish_api_with(&mut api, finish);
+    let _ = routes().finish_api_with(&mut api, finish);
     serde_json::to_value(&api).unwrap_or_default()
 }
 
@@ -76,7 +80,7 @@ fn finish(t: TransformOpenApi<'_>) -> TransformOpenApi<'_> {
             if matches!(method, "post" | "patch" | "delete")
                 && let Some(responses) = op.responses.as_mut()
             {
-                let conflict = generate::in_context(|ctx| crate::error::error_response(ctx, false));
+                let conflict = generate::in_context(|ctx| errors::error_response(ctx, false));
                 responses
                     .responses
                     .insert(StatusCode::Code(409), ReferenceOr::Item(conflict));

@@ -19,6 +19,11 @@ pub mod users;
 pub mod wallet;
 pub mod webhooks;
 
+/// The OpenAPI document of these routes (`GET /api/v1/openapi.json` serves it).
+pub fn document() -> serde_json::Value {
+    crate::openapi::document(router)
+}
+
 /// Every API-key route (mounted behind [`crate::auth::api_key_auth`]), documented.
 ///
 /// The order only matters to the document: schemars numbers the schemas of generic types

@@ -46,29 +46,6 @@ pub async fn keep(state: &AppState, provider: &str, payload: String) -> ApiResul
     Ok(id)
 }
 
-/// Applies kept webhooks as they arrive, until cancelled: woken by the intake, and every
-/// [`crate::worker::POLL`] for what another replica's crash left. One task per replica,
-/// so a burst of webhooks waits in the table rather than in the connection pool.
-pub async fn applier(state: AppState, cancel: tokio_util::sync::CancellationToken) {
-    loop {
-        loop {
-            match apply_pending(&state, None).await {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(error = %format!("{e:#}"), "platform webhooks not applied yet");
-                    break;
-                }
-            }
-        }
-        tokio::select! {
-            _ = cancel.cancelled() => return,
-            _ = state.intake_wake.notified() => {}
-            _ = tokio::time::sleep(crate::worker::POLL) => {}
-        }
-    }
-}
-
 /// Applies kept events not applied yet (the one just received, or any a crash left);
 /// returns how many were applied.
 pub async fn apply_pending(state: &AppState, only: Option<Uuid>) -> anyhow::Result<usize> {

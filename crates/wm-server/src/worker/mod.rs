@@ -6,6 +6,7 @@ pub mod automations;
 pub mod campaigns;
 pub mod dispatch;
 pub mod imports;
+pub mod platform;
 pub mod webhooks;
 
 use std::time::Duration;
@@ -37,10 +38,7 @@ pub fn spawn_all(
             cancel.clone(),
         )),
         tokio::spawn(crate::changes::listen(state.clone(), cancel.clone())),
-        tokio::spawn(crate::services::platform::applier(
-            state.clone(),
-            cancel.clone(),
-        )),
+        tokio::spawn(platform::applier(state.clone(), cancel.clone())),
         tokio::spawn(campaigns.run(cancel)),
     ])
 }

@@ -11,7 +11,7 @@ use crate::support::{ADMIN, Resp, TestApp};
 
 /// Every documented operation, as (method, path with `{…}` parameters).
 fn operations() -> Vec<(Method, String, Value)> {
-    let doc = wm_server::openapi::document();
+    let doc = wm_server::routes::document();
     let mut out = Vec::new();
     for (path, ops) in doc["paths"].as_object().unwrap() {
         for (method, op) in ops.as_object().unwrap() {

@@ -40,7 +40,7 @@ async fn the_document_is_served_and_matches_the_committed_copy() {
             .unwrap_or_default()
             .contains("openapi.json")
     );
-    let generated = serde_json::to_string_pretty(&wm_server::openapi::document()).unwrap() + "\n";
+    let generated = serde_json::to_string_pretty(&wm_server::routes::document()).unwrap() + "\n";
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/openapi.json");
     if std::env::var("WM_UPDATE_OPENAPI").is_ok() {
         std::fs::write(path, &generated).unwrap();
@@ -100,7 +100,7 @@ fn concrete(path: &str, bad_param: Option<&str>, bad: &str) -> String {
 async fn every_documented_operation_is_routed_as_documented() {
     let app = TestApp::new().await;
     let org = app.org().await;
-    let doc = wm_server::openapi::document();
+    let doc = wm_server::routes::document();
     let ops = operations(&doc);
     assert!(ops.len() > 40, "the document lists the operations");
     for (method, path, op) in ops {

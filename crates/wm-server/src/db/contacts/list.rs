@@ -14,8 +14,8 @@ use wm_types::contacts::{
 use wm_types::enums::StageCategory;
 
 use super::{DAY_MS, Shape, views};
-use crate::cache::OrgLookups;
 use crate::db::entities::{contact, contact_tag, identity, lifecycle_stage};
+use crate::db::lookups::OrgLookups;
 use crate::db::{like_contains, lookups};
 
 /// The stage ids of each category, to express tabs as conditions.

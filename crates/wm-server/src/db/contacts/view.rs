@@ -10,9 +10,9 @@ use wm_types::contacts::{Contact, IdentityRef, OpenDeal, StageRef, UserRef};
 use wm_types::enums::ChannelType;
 
 use super::{fields_of, identities_of};
-use crate::cache::OrgLookups;
 use crate::db::deals;
 use crate::db::entities::{contact, identity};
+use crate::db::lookups::OrgLookups;
 
 /// Which variant of the contact resource to build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,8 +22,8 @@ use wm_types::enums::ChannelType;
 use wm_types::enums::ErrorCode;
 use wm_types::events::{ContactEventData, EventKind};
 
-use crate::cache::OrgLookups;
 use crate::db::entities::contact;
+use crate::db::lookups::OrgLookups;
 use crate::db::{self, contacts::Shape};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;

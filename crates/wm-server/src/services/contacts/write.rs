@@ -14,8 +14,8 @@ use super::{
     record_saved,
 };
 use crate::auth::AuthContext;
-use crate::cache::OrgLookups;
 use crate::db::entities::{contact, identity};
+use crate::db::lookups::OrgLookups;
 use crate::db::{self, contacts::NewRow, contacts::Shape};
 use crate::error::{ApiError, ApiResult, is_unique_violation};
 use crate::state::AppState;

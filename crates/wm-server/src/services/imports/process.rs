@@ -14,8 +14,8 @@ use wm_types::contacts::{CreateContact, TimelineKind};
 use wm_types::imports::{DedupeMode, ImportRowError};
 
 use super::upload::StoredRow;
-use crate::cache::OrgLookups;
 use crate::db::entities::{contact, contact_import};
+use crate::db::lookups::OrgLookups;
 use crate::db::{self, contacts::fields_of};
 use crate::error::ApiError;
 use crate::services::contacts::{
