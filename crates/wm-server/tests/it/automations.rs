@@ -6,29 +6,13 @@ use axum::http::Method;
 use chrono::Duration;
 use serde_json::{Value, json};
 
+use crate::kit::{self, balance};
 use crate::support::{Org, TestApp};
 
-async fn kit(org: &Org<'_>) {
-    org.admin(
-        Method::POST,
-        "/phone-numbers",
-        Some(json!({"numberE164": "+525500000001", "displayName": "Ventas"})),
-    )
-    .await
-    .ok(201);
-    org.admin(
-        Method::POST,
-        "/templates",
-        Some(json!({"name": "welcome", "category": "MARKETING", "language": "es", "bodyText": "Bienvenido"})),
-    )
-    .await
-    .ok(201);
-}
-
-async fn balance(org: &Org<'_>) -> f64 {
-    org.get("/wallet").await.ok(200)["balance"]
-        .as_f64()
-        .unwrap()
+/// A sender number and the `welcome` template the flows send.
+async fn welcome_kit(org: &Org<'_>) {
+    kit::number(org, "+525500000001").await;
+    kit::template(org, "welcome", "MARKETING", "es", "Bienvenido").await;
 }
 
 async fn automation(org: &Org<'_>, body: Value) -> String {
@@ -57,7 +41,7 @@ fn welcome_flow(org: &Org<'_>) -> Value {
 async fn a_stage_change_waits_checks_the_channel_and_sends_a_template() {
     let app = TestApp::new().await;
     let org = app.org().await;
-    kit(&org).await;
+    welcome_kit(&org).await;
     org.admin(Method::POST, "/wallet/top-ups", Some(json!({"amount": 1})))
         .await
         .ok(201);
@@ -172,7 +156,7 @@ async fn a_stage_change_waits_checks_the_channel_and_sends_a_template() {
 async fn five_consecutive_failures_pause_the_automation() {
     let app = TestApp::new().await;
     let org = app.org().await;
-    kit(&org).await;
+    welcome_kit(&org).await;
     // No money: every SEND_TEMPLATE fails.
     let mut flow = welcome_flow(&org);
     flow["steps"] =
@@ -248,7 +232,7 @@ async fn five_consecutive_failures_pause_the_automation() {
 async fn reply_wallet_and_no_response_triggers() {
     let app = TestApp::new().await;
     let org = app.org().await;
-    kit(&org).await;
+    welcome_kit(&org).await;
     let tag = |name: &str, trigger: &str, config: Value| {
         json!({"name": name, "status": "ACTIVE", "triggerType": trigger, "triggerConfig": config,
                "createdByUserId": org.user_id, "steps": [{"type": "ACTION", "config": {"kind": "ADD_TAG", "value": name}}]})

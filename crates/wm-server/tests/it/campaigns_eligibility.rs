@@ -7,7 +7,7 @@ use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::{Value, json};
 use wm_server::db::entities::simulated_send;
 
-use crate::campaigns::{balance, campaign_to, contacts, setup, top_up};
+use crate::kit::{balance, campaign_to, contacts, setup, top_up};
 use crate::support::{Org, TestApp, ledger};
 
 const OPTED_OUT: &str = "The contact opted out of messaging";

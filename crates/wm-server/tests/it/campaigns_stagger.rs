@@ -5,7 +5,7 @@ use chrono::Duration;
 use serde_json::json;
 use wm_server::worker::campaigns::CampaignWorker;
 
-use crate::campaigns::{campaign_to, contacts, setup, top_up};
+use crate::kit::{campaign_to, contacts, setup, top_up};
 use crate::support::{TestApp, ledger};
 
 #[tokio::test]

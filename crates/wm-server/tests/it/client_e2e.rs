@@ -34,6 +34,7 @@ use wm_client::types::events::EventKind;
 use wm_client::types::webhooks::{CreateWebhook, DeliveryStatus, UpdateWebhook, WebhookStatus};
 use wm_client::{Client, Error, ErrorCode};
 
+use crate::kit::top_up;
 use crate::support::{Org, TestApp};
 
 /// Serves the app's router on an ephemeral loopback port; returns the API base URL.
@@ -78,39 +79,10 @@ fn day(y: i32, m: u32, d: u32) -> NaiveDate {
 }
 
 /// `(number id, plain MARKETING template id, template id with two variables)` added by
-/// the operator.
+/// the operator (the kit's setup).
 async fn kit(org: &Org<'_>) -> (Uuid, Uuid, Uuid) {
-    let number = org
-        .admin(
-            Method::POST,
-            "/phone-numbers",
-            Some(json!({"numberE164": "+525500000001", "displayName": "Ventas"})),
-        )
-        .await
-        .ok(201);
-    let tpl = |name: &str, body: &str| {
-        let body =
-            json!({"name": name, "category": "MARKETING", "language": "es_MX", "bodyText": body});
-        async move {
-            org.admin(Method::POST, "/templates", Some(body))
-                .await
-                .ok(201)
-        }
-    };
-    let plain = tpl("promo", "Promo de temporada").await;
-    let vars = tpl("pedido", "Hola {{1}}, tu pedido {{2}} va en camino").await;
-    let id = |v: &Value| uuid(v["id"].as_str().expect("id"));
-    (id(&number), id(&plain), id(&vars))
-}
-
-async fn top_up(org: &Org<'_>, amount: f64) {
-    org.admin(
-        Method::POST,
-        "/wallet/top-ups",
-        Some(json!({"amount": amount})),
-    )
-    .await
-    .ok(201);
+    let s = crate::kit::setup(org).await;
+    (uuid(&s.number), uuid(&s.plain), uuid(&s.with_vars))
 }
 
 /// A draft campaign named `name` on `template` whose audience is `ids`.

@@ -107,8 +107,8 @@ async fn routes_without_a_body_refuse_one_with_properties() {
         );
     }
     // A send with no body still means `now` (here: no recipients yet).
-    let s = crate::campaigns::setup(&org).await;
-    let c = crate::campaigns::campaign(&org, &s, &s.plain).await;
+    let s = crate::kit::setup(&org).await;
+    let c = crate::kit::campaign(&org, &s, &s.plain).await;
     let r = app
         .call(
             Method::POST,

@@ -14,7 +14,7 @@ use tracing_subscriber::fmt::MakeWriter;
 use wm_server::observe::health::Worker;
 use wm_server::observe::{LogFormat, exporter};
 
-use crate::campaigns::{campaign_to, contacts, setup, top_up};
+use crate::kit::{campaign_to, contacts, setup, top_up};
 use crate::support::{ADMIN, Resp, TestApp};
 use crate::webhooks::{Receiver, subscribe};
 

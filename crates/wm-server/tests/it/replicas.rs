@@ -13,7 +13,7 @@ use uuid::Uuid;
 use wm_server::db::entities::{campaign, simulated_send};
 use wm_server::provider::Pacer;
 
-use crate::campaigns::{campaign_to, contacts, setup, top_up};
+use crate::kit::{campaign_to, contacts, setup, top_up};
 use crate::support::TestApp;
 
 /// Another replica that hears the others' changes (listening until the guard is dropped).

@@ -5,6 +5,7 @@ use axum::http::Method;
 use chrono::Duration;
 use serde_json::{Value, json};
 
+use crate::kit;
 use crate::support::TestApp;
 
 fn day(v: &Value, date: &str) -> Value {
@@ -55,24 +56,15 @@ async fn every_report_adds_up_to_what_happened() {
     )
     .await
     .ok(201);
-    org.admin(Method::POST, "/wallet/top-ups", Some(json!({"amount": 10})))
-        .await
-        .ok(201);
+    kit::top_up(&org, 10.0).await;
     // Day 2: a campaign to both, a reply that opens a conversation, resolved by the user.
     app.clock.set(at("2026-11-11T12:00:00Z"));
-    org.admin(
-        Method::POST,
-        "/phone-numbers",
-        Some(json!({"numberE164": "+525500000001", "displayName": "V"})),
-    )
-    .await
-    .ok(201);
-    let t = org.admin(Method::POST, "/templates", Some(json!({"name": "hola", "category": "MARKETING", "language": "es", "bodyText": "Hola"}))).await.ok(201);
-    let number = org.get("/phone-numbers").await.ok(200)["data"][0]["id"].clone();
+    let number = kit::number(&org, "+525500000001").await;
+    let t = kit::template(&org, "hola", "MARKETING", "es", "Hola").await;
     let c = org
         .post(
             "/campaigns",
-            json!({"name": "C1", "phoneNumberId": number, "templateId": t["id"]}),
+            json!({"name": "C1", "phoneNumberId": number, "templateId": t}),
         )
         .await
         .ok(201);

@@ -1,0 +1,178 @@
+//! Campaign sends under concurrency and crashes: one of two sends wins, the wallet never goes
+//! below zero, and a restart mid-send neither sends nor charges a recipient twice.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use chrono::Duration;
+use serde_json::{Value, json};
+use wm_core::provider::{MessagingProvider, OutboundMessage, SendError};
+
+use crate::kit::{campaign_to, contacts, setup, top_up};
+use crate::support::TestApp;
+
+const SPAIN: &str = "Saldo insuficiente en la wallet.";
+
+#[tokio::test]
+async fn two_concurrent_sends_of_one_campaign_one_wins() {
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 3, "t").await;
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
+    top_up(&org, 10.0).await;
+    let path = format!("/campaigns/{id}/send");
+    let (a, b) = tokio::join!(org.post(&path, json!({})), org.post(&path, json!({})));
+    let mut statuses = [a.status.as_u16(), b.status.as_u16()];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 400]);
+    let w = org.get("/wallet").await.ok(200);
+    assert_eq!(
+        w["recentEntries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "CHARGE")
+            .count(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn concurrent_sends_never_take_the_wallet_below_zero() {
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 4, "t").await;
+    let mut campaigns = Vec::new();
+    for _ in 0..6 {
+        let id = campaign_to(&org, &s, &s.plain, &ids).await;
+        campaigns.push(id);
+    }
+    let cost = org
+        .get(&format!("/campaigns/{}/preview-cost", campaigns[0]))
+        .await
+        .ok(200)["estimatedTotal"]
+        .as_f64()
+        .unwrap();
+    top_up(&org, cost * 2.5).await;
+    let paths: Vec<String> = campaigns
+        .iter()
+        .map(|id| format!("/campaigns/{id}/send"))
+        .collect();
+    let sends = paths
+        .iter()
+        .map(|p| org.post(p, json!({})))
+        .collect::<Vec<_>>();
+    let results = futures::future::join_all(sends).await;
+    let won = results.iter().filter(|r| r.status == 200).count();
+    assert_eq!(
+        won,
+        2,
+        "{:?}",
+        results.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+    assert!(
+        results
+            .iter()
+            .filter(|r| r.status != 200)
+            .all(|r| r.body["message"] == SPAIN)
+    );
+    let w = org.get("/wallet").await.ok(200);
+    let left = w["balance"].as_f64().unwrap();
+    assert!(left >= 0.0 && (left - cost * 0.5).abs() < 1e-6, "{left}");
+}
+
+/// A platform that hangs after `n` accepted messages (the accepted ones are already on the
+/// platform when the "crash" happens).
+struct HangsAfter {
+    inner: wm_server::provider::simulated::SimulatedProvider,
+    n: usize,
+    seen: AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl MessagingProvider for HangsAfter {
+    fn name(&self) -> &'static str {
+        "hangs-after"
+    }
+
+    async fn send(&self, m: &OutboundMessage) -> Result<String, SendError> {
+        let r = self.inner.send(m).await;
+        if self.seen.fetch_add(1, Ordering::SeqCst) + 1 >= self.n {
+            std::future::pending::<()>().await;
+        }
+        r
+    }
+}
+
+#[tokio::test]
+async fn a_restart_mid_send_sends_and_charges_each_recipient_exactly_once() {
+    use sea_orm::EntityTrait;
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 30, "t").await;
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
+    let cost = org
+        .get(&format!("/campaigns/{id}/preview-cost"))
+        .await
+        .ok(200)["estimatedTotal"]
+        .as_f64()
+        .unwrap();
+    top_up(&org, 20.0).await;
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    // The server dies in the middle: the 7th message reached the platform, its result never
+    // got recorded.
+    let hanging = Arc::new(HangsAfter {
+        inner: wm_server::provider::simulated::SimulatedProvider::new(
+            app.state.db.clone(),
+            app.state.clock.clone(),
+        ),
+        n: 7,
+        seen: AtomicUsize::new(0),
+    });
+    let crashed = app.restart(Some(hanging));
+    let worker = wm_server::worker::campaigns::CampaignWorker::new(crashed);
+    let run = tokio::time::timeout(std::time::Duration::from_millis(500), worker.run_once()).await;
+    assert!(run.is_err(), "the pass hung, as a crash would leave it");
+    drop(worker);
+    // Restarted: the lease expires and the rest goes out.
+    app.clock.advance(Duration::minutes(2));
+    app.send_pass().await;
+    app.send_pass().await;
+    let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
+    assert_eq!(c["status"], "COMPLETED");
+    assert_eq!(c["stats"]["sent"], 30);
+    // The simulated platform keeps every send (no de-duplication): 30 rows, one per
+    // recipient, including those whose answers the crash lost (their receipts settled them).
+    use wm_server::db::entities::simulated_send;
+    let sends = simulated_send::Entity::find()
+        .all(&app.state.db.conn)
+        .await
+        .unwrap();
+    assert_eq!(
+        sends.len(),
+        30,
+        "each recipient reached the platform exactly once"
+    );
+    let mut correlations: Vec<&str> = sends.iter().map(|s| s.correlation_id.as_str()).collect();
+    correlations.sort_unstable();
+    correlations.dedup();
+    assert_eq!(correlations.len(), 30);
+    assert_eq!(c["stats"]["delivered"], 30, "no receipt lost");
+    let w = org.get("/wallet").await.ok(200);
+    let charges: Vec<&Value> = w["recentEntries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "CHARGE")
+        .collect();
+    assert_eq!(charges.len(), 1);
+    assert!(
+        (20.0 - w["balance"].as_f64().unwrap() - cost).abs() < 1e-9,
+        "charged exactly once"
+    );
+}
