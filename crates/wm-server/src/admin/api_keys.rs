@@ -3,14 +3,13 @@
 use axum::Router;
 use axum::extract::State;
 use axum::routing::{get, post};
-use sea_orm::{ActiveModelTrait, ActiveValue::Set, IntoActiveModel, Order};
+use sea_orm::Order;
 use wm_types::admin::{ApiKey, ApiKeyCreated, CreateApiKey};
 use wm_types::lookups::List;
 
 use super::{OperatorOrg, list_in_org};
 use crate::db::entities::api_key;
-use crate::db::tenant::find_in_org;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::extract::{ApiKeyId, NoBody, NoQuery, ValidatedJson};
 use crate::reply::{Created, Json};
 use crate::services::organizations as svc;
@@ -36,13 +35,7 @@ async fn create(
     OperatorOrg(org): OperatorOrg,
     ValidatedJson(body): ValidatedJson<CreateApiKey>,
 ) -> ApiResult<Created<ApiKeyCreated>> {
-    let txn = s.db.write().await?;
-    let (row, key) = svc::add_api_key(&*txn, org, body, s.now_ms()).await?;
-    txn.commit().await?;
-    Ok(Created(ApiKeyCreated {
-        api_key: api_key_view(row),
-        key,
-    }))
+    svc::create_api_key(&s, org, body).await.map(Created)
 }
 
 async fn list(
@@ -66,19 +59,5 @@ async fn revoke(
     ApiKeyId(id): ApiKeyId,
     _: NoBody,
 ) -> ApiResult<Json<ApiKey>> {
-    let txn = s.db.write().await?;
-    let row = find_in_org::<api_key::Entity>(org, id)
-        .one(&*txn)
-        .await?
-        .ok_or_else(|| ApiError::not_found("API key"))?;
-    let row = if row.revoked_at.is_none() {
-        let mut am = row.into_active_model();
-        am.revoked_at = Set(Some(s.now_ms()));
-        am.update(&*txn).await?
-    } else {
-        row
-    };
-    txn.commit().await?;
-    crate::changes::publish(&s, crate::changes::Change::Key(id)).await;
-    Ok(Json(api_key_view(row)))
+    svc::revoke_api_key(&s, org, id).await.map(Json)
 }

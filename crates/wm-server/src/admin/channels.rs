@@ -8,8 +8,8 @@ use wm_types::admin::{Channel, CreateChannel};
 use wm_types::lookups::List;
 
 use super::{OperatorOrg, list_in_org};
-use crate::db::{self, entities::channel};
-use crate::error::{ApiError, ApiResult};
+use crate::db::entities::channel;
+use crate::error::ApiResult;
 use crate::extract::{NoQuery, ValidatedJson};
 use crate::reply::{Created, Json};
 use crate::services::organizations as svc;
@@ -30,20 +30,9 @@ async fn create(
     OperatorOrg(org): OperatorOrg,
     ValidatedJson(body): ValidatedJson<CreateChannel>,
 ) -> ApiResult<Created<Channel>> {
-    let txn = s.db.write().await?;
-    if db::lookups::active_channel(&*txn, org, body.channel_type)
-        .await?
-        .is_some()
-    {
-        return Err(ApiError::conflict(format!(
-            "A {} channel is already active in this organization.",
-            body.channel_type
-        )));
-    }
-    let ch = svc::add_channel(&*txn, org, body.channel_type, s.now_ms()).await?;
-    txn.commit().await?;
-    crate::changes::publish(&s, crate::changes::Change::Org(org)).await;
-    Ok(Created(channel_view(ch)))
+    svc::create_channel(&s, org, body.channel_type)
+        .await
+        .map(Created)
 }
 
 async fn list(

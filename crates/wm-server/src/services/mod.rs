@@ -7,6 +7,7 @@ pub mod campaigns;
 pub mod catalog;
 pub mod contacts;
 pub mod conversations;
+pub mod deals;
 pub mod imports;
 pub mod inbound;
 pub mod organizations;

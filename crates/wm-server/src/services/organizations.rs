@@ -1,14 +1,17 @@
 //! Organisations and their defaults, users and API keys (used by the operator API and the
 //! demo seed).
 
-use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait};
+use sea_orm::{ActiveModelTrait, ActiveValue::Set, ConnectionTrait, EntityTrait, IntoActiveModel};
 use uuid::Uuid;
-use wm_types::admin::{CreateApiKey, CreateOrganization};
+use wm_types::admin::{ApiKey, ApiKeyCreated, Channel, CreateApiKey, CreateOrganization};
 use wm_types::enums::{ChannelType, StageCategory};
 
 use crate::auth::{generate_key, hash_key, scopes_to_db};
 use crate::db::entities::{api_key, channel, lifecycle_stage, organization, user};
+use crate::db::tenant::find_in_org;
 use crate::error::{ApiError, ApiResult, is_unique_violation};
+use crate::state::AppState;
+use crate::views::{api_key_view, channel_view};
 
 /// The stages every new organisation starts with.
 pub const DEFAULT_STAGES: [(&str, StageCategory, i32); 4] = [
@@ -145,4 +148,56 @@ pub async fn add_api_key(
     .exec_with_returning(conn)
     .await?;
     Ok((row, key))
+}
+
+/// `POST /admin/organizations/{orgId}/api-keys`: the key, with its plaintext shown once.
+pub async fn create_api_key(
+    state: &AppState,
+    org: Uuid,
+    body: CreateApiKey,
+) -> ApiResult<ApiKeyCreated> {
+    let txn = state.db.write().await?;
+    let (row, key) = add_api_key(&*txn, org, body, state.now_ms()).await?;
+    txn.commit().await?;
+    Ok(ApiKeyCreated {
+        api_key: api_key_view(row),
+        key,
+    })
+}
+
+/// `POST /admin/organizations/{orgId}/api-keys/{id}/revoke`: revoked at once here and, through
+/// the change feed, on every replica; revoking twice keeps the first instant.
+pub async fn revoke_api_key(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<ApiKey> {
+    let txn = state.db.write().await?;
+    let row = find_in_org::<api_key::Entity>(org, id)
+        .one(&*txn)
+        .await?
+        .ok_or_else(|| ApiError::not_found("API key"))?;
+    let row = if row.revoked_at.is_none() {
+        let mut am = row.into_active_model();
+        am.revoked_at = Set(Some(state.now_ms()));
+        am.update(&*txn).await?
+    } else {
+        row
+    };
+    txn.commit().await?;
+    crate::changes::publish(state, crate::changes::Change::Key(id)).await;
+    Ok(api_key_view(row))
+}
+
+/// `POST /admin/organizations/{orgId}/channels`: one active channel per type (409 otherwise).
+pub async fn create_channel(state: &AppState, org: Uuid, kind: ChannelType) -> ApiResult<Channel> {
+    let txn = state.db.write().await?;
+    if crate::db::lookups::active_channel(&*txn, org, kind)
+        .await?
+        .is_some()
+    {
+        return Err(ApiError::conflict(format!(
+            "A {kind} channel is already active in this organization."
+        )));
+    }
+    let ch = add_channel(&*txn, org, kind, state.now_ms()).await?;
+    txn.commit().await?;
+    crate::changes::publish(state, crate::changes::Change::Org(org)).await;
+    Ok(channel_view(ch))
 }
