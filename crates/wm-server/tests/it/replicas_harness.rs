@@ -18,6 +18,24 @@ pub const ADMIN: &str = "replicas-admin";
 /// Their `WM_SECRET_KEY`.
 pub const SECRET_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 
+/// A fresh, empty database on the server of `url` (a PostgreSQL URL); its URL. For the
+/// benchmarks, which keep it for inspection; the tests use `crate::pg`, which drops theirs.
+pub async fn fresh_pg_database(url: &str) -> String {
+    use sea_orm::{ConnectionTrait, Database};
+    let admin = Database::connect(url).await.unwrap();
+    let name = format!("wm_replicas_{}", uuid::Uuid::new_v4().simple());
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    let (head, query) = match url.split_once('?') {
+        Some((h, q)) => (h.to_owned(), format!("?{q}")),
+        None => (url.to_owned(), String::new()),
+    };
+    let (server, _) = head.rsplit_once('/').unwrap();
+    format!("{server}/{name}{query}")
+}
+
 /// A free loopback port.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
