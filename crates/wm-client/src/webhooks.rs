@@ -86,7 +86,7 @@ impl<'c> Webhooks<'c> {
         }
     }
 
-    /// `POST /webhooks/{id}/deliveries/{delivery_id}/retry`: queues another attempt (202).
+    /// `POST /webhooks/{id}/deliveries/{deliveryId}/retry`: queues another attempt (202).
     pub async fn retry_delivery(&self, id: Uuid, delivery_id: Uuid) -> Result<Delivery, Error> {
         self.client
             .send(Request::post(format!(
