@@ -236,6 +236,46 @@ impl TestApp {
             .expect("campaign pass")
     }
 
+    /// Recipients whose platform call was recorded as begun and has no result yet.
+    pub async fn calls_in_flight(&self) -> u64 {
+        use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+        use wm_server::db::entities::recipient;
+        recipient::Entity::find()
+            .filter(recipient::Column::Status.eq("PENDING"))
+            .filter(recipient::Column::AttemptAt.is_not_null())
+            .count(&self.state.db.conn)
+            .await
+            .expect("count attempts")
+    }
+
+    /// A `kill -9` mid-send: one campaign pass runs on `crashed` (a replica of this
+    /// database) until `at_crash_point` holds twice in a row, the pass polled in between,
+    /// and is then dropped with its calls in flight. Waiting for a state, not a time, keeps
+    /// a loaded machine from crashing it somewhere else (a claim recorded whose call never
+    /// left, which the reconciliation window, not the platform, settles).
+    pub async fn crash_mid_send<F, Fut>(&self, crashed: AppState, mut at_crash_point: F)
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = bool>,
+    {
+        let worker = wm_server::worker::campaigns::CampaignWorker::new(crashed);
+        let pass = worker.run_once();
+        tokio::pin!(pass);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let mut held = 0;
+        while held < 2 {
+            tokio::select! {
+                r = &mut pass => panic!("the pass ended ({:?}) instead of hanging", r.map(|_| ())),
+                _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {}
+            }
+            held = if at_crash_point().await { held + 1 } else { 0 };
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the pass never reached the crash point"
+            );
+        }
+    }
+
     /// One pass of the webhook worker, as a restarted server would make it.
     pub async fn deliver(&self) -> wm_server::worker::webhooks::Outcome {
         wm_server::worker::webhooks::WebhookWorker::new(self.state.clone())
