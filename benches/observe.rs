@@ -46,7 +46,6 @@ fn setup(rt: &tokio::runtime::Runtime) -> (axum::Router, String, String) {
                 LogFormat::Text,
                 filter,
                 std::io::sink,
-                false,
             ))
             .expect("subscriber");
         }

@@ -44,8 +44,7 @@ impl Captured {
     /// default until the guard drops.
     fn start(format: LogFormat) -> (Captured, tracing::subscriber::DefaultGuard) {
         let out = Captured::default();
-        let sub =
-            wm_server::observe::subscriber(format, EnvFilter::new("info"), out.clone(), false);
+        let sub = wm_server::observe::subscriber(format, EnvFilter::new("info"), out.clone());
         let guard = tracing::subscriber::set_default(sub);
         Captured::refresh();
         (out, guard)
