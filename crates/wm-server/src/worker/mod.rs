@@ -4,6 +4,7 @@
 
 pub mod automations;
 pub mod campaigns;
+pub mod counts;
 pub mod dispatch;
 pub mod imports;
 pub mod platform;
@@ -39,6 +40,7 @@ pub fn spawn_all(
         )),
         tokio::spawn(crate::changes::listen(state.clone(), cancel.clone())),
         tokio::spawn(platform::applier(state.clone(), cancel.clone())),
+        tokio::spawn(counts::folder(state.clone(), cancel.clone())),
         tokio::spawn(campaigns.run(cancel)),
     ])
 }

@@ -51,7 +51,11 @@ async fn upload_with_key(app: &TestApp, key: &str, content_type: &str, body: Vec
     app.send(req).await
 }
 
-async fn upload(org: &Org<'_>, options: Option<Value>, file: (&str, &str, &[u8])) -> Resp {
+pub(crate) async fn upload(
+    org: &Org<'_>,
+    options: Option<Value>,
+    file: (&str, &str, &[u8]),
+) -> Resp {
     let body = multipart(options.as_ref(), Some(file));
     upload_raw(
         org,
@@ -61,7 +65,7 @@ async fn upload(org: &Org<'_>, options: Option<Value>, file: (&str, &str, &[u8])
     .await
 }
 
-async fn import_pass(app: &TestApp) -> usize {
+pub(crate) async fn import_pass(app: &TestApp) -> usize {
     ImportWorker::new(app.state.clone())
         .run_once()
         .await

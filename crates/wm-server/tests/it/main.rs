@@ -12,6 +12,7 @@ mod campaigns_pricing;
 mod campaigns_stagger;
 mod client_e2e;
 mod contacts_bulk;
+mod contacts_counts;
 mod contacts_create;
 mod contacts_delete;
 mod contacts_list;

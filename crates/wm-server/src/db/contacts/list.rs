@@ -1,153 +1,257 @@
-//! `GET /contacts`: the page, its tabs, summary and tag list.
+//! `GET /contacts`: the page, its tabs, summary and tag list, at a cost that does not grow
+//! with the organisation.
+//!
+//! - Tabs under no filter, or under one of stage, owner, source, tag, channel or `days`, add
+//!   up maintained counts ([`super::counts`]); other combinations (a search, `ids`, several
+//!   filters) count the contacts they select, through those filters' indexes.
+//! - The summary adds up counts too: everyone, and the days of the period; only the first
+//!   day of the period, which the counts hold whole, is counted from the contacts.
+//! - The page is an index range ([`super::filter`]).
 
-use sea_orm::sea_query::{CaseStatement, Expr, Func, Query, SimpleExpr};
-use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait, FromQueryResult,
-    QueryFilter, QueryOrder, QuerySelect,
-};
+use std::collections::{BTreeMap, HashMap};
+
+use sea_orm::sea_query::{Alias, Expr, Query, UnionType};
+use sea_orm::{ColumnTrait, Condition, ConnectionTrait, DbErr, ExprTrait, FromQueryResult, Order};
 use uuid::Uuid;
-use wm_core::tags::tag_key;
 use wm_types::common::PageMeta;
-use wm_types::contacts::{
-    ContactList, ContactSummary, ContactTab, ContactTabs, ListContactsQuery, OwnerFilter,
-};
+use wm_types::contacts::{ContactList, ContactSummary, ContactTab, ContactTabs, ListContactsQuery};
 use wm_types::enums::StageCategory;
 
-use super::{DAY_MS, Shape, views};
-use crate::db::entities::{contact, contact_tag, identity, lifecycle_stage};
-use crate::db::lookups::OrgLookups;
-use crate::db::{like_contains, lookups};
+use super::counts::{self, DAY_MS, Dim, Group, Keys, day_key, owner_key};
+use super::filter::{self, Filters};
+use super::{Shape, views};
+use crate::db::entities::{contact, contact_tag};
+use crate::db::lookups::{OrgLookups, category};
 
-/// The stage ids of each category, to express tabs as conditions.
-struct Categories {
-    lead: Vec<Uuid>,
-    in_progress: Vec<Uuid>,
-    customer: Vec<Uuid>,
-    inactive: Vec<Uuid>,
+/// A list, and whether every stage it counted was in the lookups it was given (when not,
+/// the caller reads the lookups again and lists once more).
+pub struct Listed {
+    /// The list.
+    pub list: ContactList,
+    /// Whether the lookups knew every stage counted.
+    pub lookups_complete: bool,
 }
 
+/// Each stage's category, to sort counts into tabs.
+struct Categories(HashMap<Uuid, StageCategory>);
+
 impl Categories {
-    fn new(stages: &[lifecycle_stage::Model]) -> Self {
-        Categories {
-            lead: lookups::stage_ids(stages, StageCategory::Lead),
-            in_progress: lookups::stage_ids(stages, StageCategory::InProgress),
-            customer: lookups::stage_ids(stages, StageCategory::Customer),
-            inactive: lookups::stage_ids(stages, StageCategory::Inactive),
+    fn new(l: &OrgLookups) -> Self {
+        Categories(l.stages.iter().map(|s| (s.id, category(s))).collect())
+    }
+
+    /// The tab a contact of this stage counts in besides `all` and `no_consent`
+    /// (`None`: a stage of no known category).
+    fn tab_of(&self, stage: Option<Uuid>) -> Option<ContactTab> {
+        match stage.map(|s| self.0.get(&s).copied().unwrap_or(StageCategory::Unknown)) {
+            None | Some(StageCategory::Lead) => Some(ContactTab::Leads),
+            Some(StageCategory::InProgress) => Some(ContactTab::InProgress),
+            Some(StageCategory::Customer) => Some(ContactTab::Customers),
+            Some(StageCategory::Inactive) => Some(ContactTab::Inactive),
+            Some(_) => None,
         }
     }
 
-    fn in_stages(ids: &[Uuid]) -> Condition {
-        if ids.is_empty() {
-            // No stage of that category: nothing matches.
-            Condition::all().add(Expr::val(1).eq(Expr::val(0)))
-        } else {
-            Condition::all().add(contact::Column::LifecycleStageId.is_in(ids.to_vec()))
-        }
+    fn knows(&self, groups: &[Group]) -> bool {
+        groups
+            .iter()
+            .all(|g| g.stage.is_none_or(|s| self.0.contains_key(&s)))
     }
 
-    fn tab(&self, tab: ContactTab) -> Condition {
+    fn tabs(&self, groups: &[Group]) -> ContactTabs {
+        let mut t = ContactTabs::default();
+        for g in groups {
+            let n = u64::try_from(g.n).unwrap_or(0);
+            t.all += n;
+            if !g.consent {
+                t.no_consent += n;
+            }
+            match self.tab_of(g.stage) {
+                Some(ContactTab::Leads) => t.leads += n,
+                Some(ContactTab::InProgress) => t.in_progress += n,
+                Some(ContactTab::Customers) => t.customers += n,
+                Some(ContactTab::Inactive) => t.inactive += n,
+                _ => {}
+            }
+        }
+        t
+    }
+
+    /// A tab as a condition on `contacts`.
+    fn condition(&self, tab: ContactTab) -> Condition {
+        let stage = || Expr::col((contact::Entity, contact::Column::LifecycleStageId));
+        let of = |want: StageCategory| -> Vec<Uuid> {
+            let mut ids: Vec<Uuid> = self
+                .0
+                .iter()
+                .filter(|(_, c)| **c == want)
+                .map(|(id, _)| *id)
+                .collect();
+            ids.sort();
+            ids
+        };
+        let in_stages = |ids: Vec<Uuid>| -> Condition {
+            if ids.is_empty() {
+                // No stage of that category: nothing matches.
+                Condition::all().add(Expr::val(1).eq(Expr::val(0)))
+            } else {
+                Condition::all().add(stage().is_in(ids))
+            }
+        };
         match tab {
             ContactTab::All => Condition::all(),
             ContactTab::Leads => Condition::any()
-                .add(contact::Column::LifecycleStageId.is_null())
-                .add(Self::in_stages(&self.lead)),
-            ContactTab::InProgress => Self::in_stages(&self.in_progress),
-            ContactTab::Customers => Self::in_stages(&self.customer),
-            ContactTab::Inactive => Self::in_stages(&self.inactive),
-            ContactTab::NoConsent => Condition::all().add(contact::Column::ConsentGiven.eq(false)),
+                .add(stage().is_null())
+                .add(in_stages(of(StageCategory::Lead))),
+            ContactTab::InProgress => in_stages(of(StageCategory::InProgress)),
+            ContactTab::Customers => in_stages(of(StageCategory::Customer)),
+            ContactTab::Inactive => in_stages(of(StageCategory::Inactive)),
+            ContactTab::NoConsent => Condition::all()
+                .add(Expr::col((contact::Entity, contact::Column::ConsentGiven)).eq(false)),
         }
     }
 }
 
-/// The filters of the list other than the tab.
-fn filters(org: Uuid, q: &ListContactsQuery, now: i64) -> Condition {
-    let mut c = Condition::all().add(contact::Column::OrganizationId.eq(org));
-    if let Some(id) = q.lifecycle_stage_id {
-        c = c.add(contact::Column::LifecycleStageId.eq(id));
+fn tab_total(tabs: &ContactTabs, tab: ContactTab) -> u64 {
+    match tab {
+        ContactTab::All => tabs.all,
+        ContactTab::Leads => tabs.leads,
+        ContactTab::InProgress => tabs.in_progress,
+        ContactTab::Customers => tabs.customers,
+        ContactTab::Inactive => tabs.inactive,
+        ContactTab::NoConsent => tabs.no_consent,
     }
-    match q.owner_id {
-        Some(OwnerFilter::Unowned) => c = c.add(contact::Column::OwnerId.is_null()),
-        Some(OwnerFilter::User(id)) => c = c.add(contact::Column::OwnerId.eq(id)),
-        None => {}
+}
+
+/// The maintained count that holds the contacts of `q`'s filters (a stage filter is applied
+/// to its groups), if one does.
+fn counted(q: &ListContactsQuery) -> Option<(Dim, Keys)> {
+    if q.ids.is_some() || !filter::needles(q).is_empty() {
+        return None;
+    }
+    let tag = q.tag.as_deref().map(str::trim).filter(|t| !t.is_empty());
+    let mut dims: Vec<(Dim, String)> = Vec::new();
+    if let Some(o) = q.owner_id {
+        let owner = match o {
+            wm_types::contacts::OwnerFilter::Unowned => None,
+            wm_types::contacts::OwnerFilter::User(id) => Some(id),
+        };
+        dims.push((Dim::Owner, owner_key(owner)));
     }
     if let Some(s) = q.source {
-        c = c.add(contact::Column::Source.eq(s.as_str()));
+        dims.push((Dim::Source, s.as_str().to_owned()));
     }
-    if let Some(ct) = q.channel_type {
-        c = c.add(
-            contact::Column::Id.in_subquery(
-                Query::select()
-                    .column(identity::Column::ContactId)
-                    .from(identity::Entity)
-                    .and_where(identity::Column::OrganizationId.eq(org))
-                    .and_where(identity::Column::ChannelType.eq(ct.as_str()))
-                    .to_owned(),
-            ),
-        );
+    if let Some(t) = tag {
+        dims.push((Dim::Tag, wm_core::tags::tag_key(t)));
     }
-    if let Some(tag) = q.tag.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-        c = c.add(
-            contact::Column::Id.in_subquery(
-                Query::select()
-                    .column(contact_tag::Column::ContactId)
-                    .from(contact_tag::Entity)
-                    .and_where(contact_tag::Column::OrganizationId.eq(org))
-                    .and_where(contact_tag::Column::TagKey.eq(tag_key(tag)))
-                    .to_owned(),
-            ),
-        );
+    if let Some(c) = q.channel_type {
+        dims.push((Dim::Channel, c.as_str().to_owned()));
     }
-    for text in [&q.q, &q.search].into_iter().flatten() {
-        let text = text.trim();
-        if !text.is_empty() {
-            c = c.add(contact::Column::SearchText.like(like_contains(text)));
+    match (dims.pop(), dims.is_empty(), q.days) {
+        (None, _, None) => Some((Dim::All, Keys::Is(String::new()))),
+        (Some((dim, key)), true, None) => Some((dim, Keys::Is(key))),
+        _ => None,
+    }
+}
+
+/// Contacts created (or that entered their stage) at `since` or later, by stage and
+/// consent: the counts of the days after `since`'s, plus `since`'s own day counted from
+/// the contacts (one day's rows at most).
+async fn since(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    dim: Dim,
+    since: i64,
+) -> Result<Vec<Group>, DbErr> {
+    #[derive(FromQueryResult)]
+    struct Row {
+        stage: Option<Uuid>,
+        consent: bool,
+        n: i64,
+    }
+    let mut groups = counts::read(conn, org, dim, Keys::After(day_key(since))).await?;
+    let at = match dim {
+        Dim::StageChanged => contact::Column::StageChangedAt,
+        _ => contact::Column::CreatedAt,
+    };
+    let day_end = (since.div_euclid(DAY_MS) + 1) * DAY_MS;
+    let q = Query::select()
+        .expr_as(
+            Expr::col(contact::Column::LifecycleStageId),
+            Alias::new("stage"),
+        )
+        .expr_as(
+            Expr::col(contact::Column::ConsentGiven),
+            Alias::new("consent"),
+        )
+        .expr_as(Expr::col(contact::Column::Id).count(), Alias::new("n"))
+        .from(contact::Entity)
+        .and_where(contact::Column::OrganizationId.eq(org))
+        .and_where(Expr::col(at).gte(since))
+        .and_where(Expr::col(at).lt(day_end))
+        .add_group_by([
+            Expr::col(contact::Column::LifecycleStageId).into(),
+            Expr::col(contact::Column::ConsentGiven).into(),
+        ])
+        .to_owned();
+    let first_day = Row::find_by_statement(conn.get_database_backend().build(&q))
+        .all(conn)
+        .await?;
+    groups.extend(first_day.into_iter().map(|r| Group {
+        key: String::new(),
+        stage: r.stage,
+        consent: r.consent,
+        n: r.n,
+    }));
+    Ok(groups)
+}
+
+/// The organisation's tags (each key in the spelling its oldest contact gave it), by key.
+async fn tags(conn: &impl ConnectionTrait, org: Uuid) -> Result<Vec<String>, DbErr> {
+    #[derive(FromQueryResult)]
+    struct Tag {
+        tag: String,
+    }
+    let mut keys: BTreeMap<String, i64> = BTreeMap::new();
+    for g in counts::read(conn, org, Dim::Tag, Keys::Any).await? {
+        *keys.entry(g.key).or_default() += g.n;
+    }
+    let keys: Vec<String> = keys
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, _)| k)
+        .collect();
+    let mut out = Vec::with_capacity(keys.len());
+    // One statement per 100 tags, each tag its first row in the list index.
+    for chunk in keys.chunks(100) {
+        let mut parts = chunk.iter().map(|k| {
+            let one = Query::select()
+                .column(contact_tag::Column::Tag)
+                .from(contact_tag::Entity)
+                .and_where(contact_tag::Column::OrganizationId.eq(org))
+                .and_where(contact_tag::Column::TagKey.eq(k.as_str()))
+                .order_by(contact_tag::Column::ContactCreatedAt, Order::Asc)
+                .order_by(contact_tag::Column::ContactId, Order::Asc)
+                .limit(1)
+                .to_owned();
+            Query::select()
+                .column(contact_tag::Column::Tag)
+                .from_subquery(one, Alias::new("t"))
+                .to_owned()
+        });
+        let Some(mut q) = parts.next() else { continue };
+        for p in parts {
+            q.union(UnionType::All, p);
         }
+        out.extend(
+            Tag::find_by_statement(conn.get_database_backend().build(&q))
+                .all(conn)
+                .await?
+                .into_iter()
+                .map(|t| t.tag),
+        );
     }
-    if let Some(days) = q.days {
-        c = c.add(contact::Column::CreatedAt.gte(now - i64::from(days) * DAY_MS));
-    }
-    if let Some(ids) = &q.ids {
-        c = c.add(contact::Column::Id.is_in(ids.clone()));
-    }
-    c
-}
-
-fn count_if(c: Condition) -> SimpleExpr {
-    let case: SimpleExpr = CaseStatement::new()
-        .case(c, Expr::val(1))
-        .finally(Expr::val(0))
-        .into();
-    Func::coalesce([SimpleExpr::from(Func::sum(case)), Expr::val(0)]).into()
-}
-
-#[derive(Debug, FromQueryResult)]
-struct TabCounts {
-    all: i64,
-    leads: i64,
-    in_progress: i64,
-    customers: i64,
-    inactive: i64,
-    no_consent: i64,
-}
-
-#[derive(Debug, FromQueryResult)]
-struct SummaryCounts {
-    total: i64,
-    new_in_period: i64,
-    with_consent: i64,
-    leads_new: i64,
-    leads_in_progress: i64,
-    customers: i64,
-    customers_new: i64,
-}
-
-#[derive(Debug, FromQueryResult)]
-struct TagRow {
-    tag: String,
-}
-
-fn n(v: i64) -> u64 {
-    u64::try_from(v).unwrap_or(0)
+    Ok(out)
 }
 
 /// `GET /contacts`: a page of contacts (newest first), the tab counts under the other
@@ -158,143 +262,109 @@ pub async fn list(
     q: &ListContactsQuery,
     now: i64,
     l: &OrgLookups,
-) -> Result<ContactList, DbErr> {
-    let cats = Categories::new(&l.stages);
-    let base = filters(org, q, now);
+) -> Result<Listed, DbErr> {
+    let cats = Categories::new(l);
     let tab = q.tab.unwrap_or_default();
+    let days = q.days.unwrap_or(30);
+    let period = since(conn, org, Dim::Created, now - i64::from(days) * DAY_MS).await?;
+    let everyone = counts::read(conn, org, Dim::All, Keys::Is(String::new())).await?;
+    let org_total = u64::try_from(everyone.iter().map(|g| g.n).sum::<i64>()).unwrap_or(0);
 
-    let tabs = contact::Entity::find()
-        .select_only()
-        .filter(base.clone())
-        .column_as(
-            SimpleExpr::from(Func::count(Expr::col(contact::Column::Id))),
-            "all",
-        )
-        .column_as(count_if(cats.tab(ContactTab::Leads)), "leads")
-        .column_as(count_if(cats.tab(ContactTab::InProgress)), "in_progress")
-        .column_as(count_if(cats.tab(ContactTab::Customers)), "customers")
-        .column_as(count_if(cats.tab(ContactTab::Inactive)), "inactive")
-        .column_as(count_if(cats.tab(ContactTab::NoConsent)), "no_consent")
-        .into_model::<TabCounts>()
-        .one(conn)
-        .await?
-        .map(|t| ContactTabs {
-            all: n(t.all),
-            leads: n(t.leads),
-            in_progress: n(t.in_progress),
-            customers: n(t.customers),
-            inactive: n(t.inactive),
-            no_consent: n(t.no_consent),
-        })
-        .unwrap_or_default();
-    let total = match tab {
-        ContactTab::All => tabs.all,
-        ContactTab::Leads => tabs.leads,
-        ContactTab::InProgress => tabs.in_progress,
-        ContactTab::Customers => tabs.customers,
-        ContactTab::Inactive => tabs.inactive,
-        ContactTab::NoConsent => tabs.no_consent,
+    let needles = filter::needles(q);
+    let candidates = filter::candidates(conn, &needles).await?;
+    let filters = Filters::new(
+        org,
+        q,
+        now,
+        filter::plan(conn.get_database_backend(), &needles, candidates, org_total),
+    );
+    let mut groups = match counted(q) {
+        Some((Dim::All, _)) => everyone.clone(),
+        Some((dim, keys)) => counts::read(conn, org, dim, keys).await?,
+        None if q.days.is_some() && only_days(q) => period.clone(),
+        None => filters.count(conn).await?,
     };
+    if let Some(stage) = q.lifecycle_stage_id
+        && (counted(q).is_some() || only_days(q))
+    {
+        groups.retain(|g| g.stage == Some(stage));
+    }
+    let tabs = cats.tabs(&groups);
+    let total = tab_total(&tabs, tab);
 
     let page = q.page.unwrap_or(1);
     let page_size = q.page_size.unwrap_or(20);
-    let rows = contact::Entity::find()
-        .filter(base)
-        .filter(cats.tab(tab))
-        .order_by_desc(contact::Column::CreatedAt)
-        .order_by_desc(contact::Column::Id)
-        .offset(crate::db::offset(page, page_size))
-        .limit(page_size)
-        .all(conn)
-        .await?;
+    let offset = crate::db::offset(page, page_size);
+    let rows = if offset >= total {
+        Vec::new()
+    } else {
+        filters
+            .page(conn, cats.condition(tab), offset, page_size)
+            .await?
+    };
     let data = views(conn, org, &rows, Shape::ListItem, l).await?;
 
-    let days = q.days.unwrap_or(30);
-    let since = now - i64::from(days) * DAY_MS;
-    let recent = || Condition::all().add(contact::Column::CreatedAt.gte(since));
-    let s = contact::Entity::find()
-        .select_only()
-        .filter(contact::Column::OrganizationId.eq(org))
-        .column_as(
-            SimpleExpr::from(Func::count(Expr::col(contact::Column::Id))),
-            "total",
-        )
-        .column_as(count_if(recent()), "new_in_period")
-        .column_as(
-            count_if(cats.tab(ContactTab::NoConsent).not()),
-            "with_consent",
-        )
-        .column_as(
-            count_if(
-                Condition::all()
-                    .add(cats.tab(ContactTab::Leads))
-                    .add(recent()),
-            ),
-            "leads_new",
-        )
-        .column_as(
-            count_if(cats.tab(ContactTab::InProgress)),
-            "leads_in_progress",
-        )
-        .column_as(count_if(cats.tab(ContactTab::Customers)), "customers")
-        .column_as(
-            count_if(
-                Condition::all()
-                    .add(cats.tab(ContactTab::Customers))
-                    .add(contact::Column::StageChangedAt.gte(since)),
-            ),
-            "customers_new",
-        )
-        .into_model::<SummaryCounts>()
-        .one(conn)
-        .await?;
-    let tags = contact_tag::Entity::find()
-        .select_only()
-        .column_as(
-            SimpleExpr::from(Func::min(Expr::col(contact_tag::Column::Tag))),
-            "tag",
-        )
-        .filter(contact_tag::Column::OrganizationId.eq(org))
-        .group_by(contact_tag::Column::TagKey)
-        .order_by_asc(contact_tag::Column::TagKey)
-        .into_model::<TagRow>()
-        .all(conn)
-        .await?
-        .into_iter()
-        .map(|t| t.tag)
-        .collect();
-    let summary = match s {
-        Some(s) => {
-            let total = n(s.total);
-            let with = n(s.with_consent);
-            ContactSummary {
-                days,
-                total,
-                new_in_period: n(s.new_in_period),
-                with_consent: with,
-                without_consent: total - Ord::min(with, total),
-                consent_pct: if total == 0 {
-                    0.0
-                } else {
-                    (with as f64 * 1000.0 / total as f64).round() / 10.0
-                },
-                leads_new: n(s.leads_new),
-                leads_in_progress: n(s.leads_in_progress),
-                customers: n(s.customers),
-                customers_new_in_period: n(s.customers_new),
-                tags,
-            }
-        }
-        None => ContactSummary {
-            days,
-            tags,
-            ..Default::default()
+    let staged = since(conn, org, Dim::StageChanged, now - i64::from(days) * DAY_MS).await?;
+    let lookups_complete =
+        cats.knows(&groups) && cats.knows(&everyone) && cats.knows(&period) && cats.knows(&staged);
+    let summary = summary(
+        &cats,
+        days,
+        &everyone,
+        &period,
+        &staged,
+        tags(conn, org).await?,
+    );
+    Ok(Listed {
+        list: ContactList {
+            data,
+            meta: PageMeta::new(page, page_size, total),
+            tabs,
+            summary,
         },
-    };
-    Ok(ContactList {
-        data,
-        meta: PageMeta::new(page, page_size, total),
-        tabs,
-        summary,
+        lookups_complete,
     })
+}
+
+/// Whether `days` is the only filter besides the stage.
+fn only_days(q: &ListContactsQuery) -> bool {
+    let bare = ListContactsQuery {
+        days: None,
+        lifecycle_stage_id: None,
+        page: None,
+        page_size: None,
+        tab: None,
+        ..q.clone()
+    };
+    q.days.is_some() && counted(&bare).is_some_and(|(d, _)| d == Dim::All)
+}
+
+fn summary(
+    cats: &Categories,
+    days: u32,
+    everyone: &[Group],
+    period: &[Group],
+    staged: &[Group],
+    tags: Vec<String>,
+) -> ContactSummary {
+    let all = cats.tabs(everyone);
+    let new = cats.tabs(period);
+    let with = all.all - all.no_consent;
+    ContactSummary {
+        days,
+        total: all.all,
+        new_in_period: new.all,
+        with_consent: with,
+        without_consent: all.no_consent,
+        consent_pct: if all.all == 0 {
+            0.0
+        } else {
+            (with as f64 * 1000.0 / all.all as f64).round() / 10.0
+        },
+        leads_new: new.leads,
+        leads_in_progress: all.in_progress,
+        customers: all.customers,
+        customers_new_in_period: cats.tabs(staged).customers,
+        tags,
+    }
 }

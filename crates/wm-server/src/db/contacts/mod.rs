@@ -1,5 +1,6 @@
 //! Contact rows: reading and writing them ([`list`] holds the list with its tabs and summary,
-//! [`view`] the wire view).
+//! [`filter`] its filters and page, [`counts`] the maintained counts, [`view`] the wire
+//! view).
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -18,13 +19,13 @@ use crate::db::entities::{contact, contact_tag, identity};
 use crate::db::identities;
 use crate::db::tenant::{find_in_org, in_org};
 
+pub mod counts;
+mod filter;
 mod list;
 mod view;
 
-pub use list::list;
+pub use list::{Listed, list};
 pub use view::{Shape, identity_ref, view, views};
-
-const DAY_MS: i64 = 86_400_000;
 
 /// The normalised fields of a stored contact.
 pub fn fields_of(m: &contact::Model) -> ContactFields {
@@ -188,7 +189,7 @@ pub async fn insert_many(
     }
     let tags: Vec<contact_tag::ActiveModel> = rows
         .iter()
-        .flat_map(|r| r.fields.tags.iter().map(|t| tag_row(org, r.id, t)))
+        .flat_map(|r| r.fields.tags.iter().map(|t| tag_row(org, r.id, now, t)))
         .collect();
     for batch in tags.chunks(INSERT_BATCH) {
         contact_tag::Entity::insert_many(batch.to_vec())
@@ -225,7 +226,7 @@ pub async fn save(
             .filter(contact_tag::Column::ContactId.eq(current.id))
             .exec(conn)
             .await?;
-        write_tags(conn, current.organization_id, current.id, &f.tags).await?;
+        write_tags(conn, current, &f.tags).await?;
     }
     Ok(model)
 }
@@ -279,27 +280,30 @@ pub async fn add_open_deals(
     Ok(())
 }
 
-fn tag_row(org: Uuid, contact: Uuid, tag: &str) -> contact_tag::ActiveModel {
+fn tag_row(org: Uuid, contact: Uuid, created_at: i64, tag: &str) -> contact_tag::ActiveModel {
     contact_tag::ActiveModel {
         contact_id: Set(contact),
         tag_key: Set(tag_key(tag)),
         organization_id: Set(org),
         tag: Set(tag.to_owned()),
+        contact_created_at: Set(created_at),
     }
 }
 
 async fn write_tags(
     conn: &impl ConnectionTrait,
-    org: Uuid,
-    contact: Uuid,
+    contact: &contact::Model,
     tags: &[String],
 ) -> Result<(), DbErr> {
     if tags.is_empty() {
         return Ok(());
     }
-    contact_tag::Entity::insert_many(tags.iter().map(|t| tag_row(org, contact, t)))
-        .exec_without_returning(conn)
-        .await?;
+    contact_tag::Entity::insert_many(
+        tags.iter()
+            .map(|t| tag_row(contact.organization_id, contact.id, contact.created_at, t)),
+    )
+    .exec_without_returning(conn)
+    .await?;
     Ok(())
 }
 

@@ -12,6 +12,9 @@ pub struct Model {
     pub tag_key: String,
     pub organization_id: Uuid,
     pub tag: String,
+    /// The contact's creation time, so a tag's contacts are read newest first from one
+    /// index range.
+    pub contact_created_at: i64,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

@@ -9,6 +9,7 @@ pub mod automation_run;
 pub mod campaign;
 pub mod channel;
 pub mod contact;
+pub mod contact_count;
 pub mod contact_import;
 pub mod contact_import_chunk;
 pub mod contact_tag;

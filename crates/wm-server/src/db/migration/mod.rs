@@ -11,6 +11,7 @@ mod m0005_inbox;
 mod m0006_platform;
 mod m0007_replicas;
 mod m0008_imports;
+mod m0009_contact_counts;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -27,6 +28,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0006_platform::Migration),
             Box::new(m0007_replicas::Migration),
             Box::new(m0008_imports::Migration),
+            Box::new(m0009_contact_counts::Migration),
         ]
     }
 }

@@ -272,16 +272,21 @@ async fn load(conn: &impl ConnectionTrait, org: Uuid, id: Uuid) -> ApiResult<con
 pub async fn list(state: &AppState, org: Uuid, q: &ListContactsQuery) -> ApiResult<ContactList> {
     let conn = &state.db.conn;
     let l = state.lookups.get(conn, org).await?;
-    let mut list = db::contacts::list(conn, org, q, state.now_ms(), &l).await?;
-    if !l.knows(
-        list.data.iter().filter_map(|c| c.lifecycle_stage_id),
-        list.data.iter().filter_map(|c| c.owner_id),
-    ) {
-        // A stage or user newer than the cached copy: read again with fresh lookups.
-        let l = state.lookups.reload(conn, org).await?;
-        list = db::contacts::list(conn, org, q, state.now_ms(), &l).await?;
+    let listed = db::contacts::list(conn, org, q, state.now_ms(), &l).await?;
+    let data = &listed.list.data;
+    if listed.lookups_complete
+        && l.knows(
+            data.iter().filter_map(|c| c.lifecycle_stage_id),
+            data.iter().filter_map(|c| c.owner_id),
+        )
+    {
+        return Ok(listed.list);
     }
-    Ok(list)
+    // A stage or user newer than the cached copy: read again with fresh lookups.
+    let l = state.lookups.reload(conn, org).await?;
+    Ok(db::contacts::list(conn, org, q, state.now_ms(), &l)
+        .await?
+        .list)
 }
 
 /// `GET /contacts/{id}`.
