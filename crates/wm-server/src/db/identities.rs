@@ -60,20 +60,24 @@ pub async fn insert(
     conn: &impl ConnectionTrait,
     id: Uuid,
     org: Uuid,
-    contact: Uuid,
+    contact: &super::entities::contact::Model,
     channel: Uuid,
     kind: ChannelType,
     external_id: &str,
     now_ms: i64,
 ) -> Result<identity::Model, DbErr> {
+    let mirror = super::contacts::Mirror::of(contact);
     let model = identity::Model {
         id,
         organization_id: org,
-        contact_id: contact,
+        contact_id: contact.id,
         channel_id: channel,
         channel_type: kind.as_str().to_owned(),
         external_id: external_id.to_owned(),
         created_at: now_ms,
+        contact_created_at: mirror.created_at,
+        contact_stage_id: mirror.stage,
+        contact_consent: mirror.consent,
     };
     insert_many(conn, std::slice::from_ref(&model)).await?;
     Ok(model)

@@ -30,7 +30,7 @@ pub async fn folder(state: AppState, cancel: CancellationToken) {
             continue;
         }
         folds = folds.wrapping_add(1);
-        if folds % PRUNE_EVERY == 0
+        if folds.is_multiple_of(PRUNE_EVERY)
             && let Err(e) = counts::prune(&state.db.conn).await
         {
             tracing::warn!(error = %e, "contact counts at zero not dropped");

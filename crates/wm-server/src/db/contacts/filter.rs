@@ -200,11 +200,12 @@ impl<'a> Filters<'a> {
             .collect())
     }
 
-    /// One page of the contacts of the filters and `tab`, newest first.
+    /// One page of the contacts of the filters and a tab (`tab` makes its condition on a
+    /// row's stage and consent columns), newest first.
     pub async fn page(
         &self,
         conn: &impl ConnectionTrait,
-        tab: Condition,
+        tab: &(dyn Fn(&Expr, &Expr) -> Condition + Sync),
         offset: u64,
         limit: u64,
     ) -> Result<Vec<contact::Model>, DbErr> {
@@ -212,15 +213,32 @@ impl<'a> Filters<'a> {
         struct Id {
             id: Uuid,
         }
-        let by_tag = self.tag_key().filter(|_| self.plan == SearchPlan::Plain);
-        let q = match &by_tag {
-            Some(key) => self.tag_page(key, tab),
-            None => {
+        let plain = self.plan == SearchPlan::Plain;
+        let q = match (
+            self.tag_key().filter(|_| plain),
+            self.q.channel_type.filter(|_| plain),
+        ) {
+            (Some(key), _) => self.copied_page(
+                contact_tag::Entity,
+                (contact_tag::Column::TagKey, key),
+                tab,
+                false,
+            ),
+            (None, Some(ct)) => self.copied_page(
+                identity::Entity,
+                (identity::Column::ChannelType, ct.as_str().to_owned()),
+                tab,
+                true,
+            ),
+            (None, None) => {
                 let mut q = Query::select();
                 q.expr_as(col(contact::Column::Id), Alias::new("id"))
                     .from(contact::Entity)
                     .cond_where(self.condition(true, true))
-                    .cond_where(tab)
+                    .cond_where(tab(
+                        &col(contact::Column::LifecycleStageId),
+                        &col(contact::Column::ConsentGiven),
+                    ))
                     .order_by((contact::Entity, contact::Column::CreatedAt), Order::Desc)
                     .order_by((contact::Entity, contact::Column::Id), Order::Desc);
                 q
@@ -246,29 +264,39 @@ impl<'a> Filters<'a> {
         Ok(rows)
     }
 
-    /// A tag's page, read in order from its tag rows; the contacts are joined only when
-    /// other filters or a tab ask about them.
-    fn tag_page(&self, key: &str, tab: Condition) -> SelectStatement {
-        let t = |c: contact_tag::Column| Expr::col((contact_tag::Entity, c));
+    /// A tag's or a channel's page, read in order from the rows that copy their contact's
+    /// creation time, stage and consent (`table`, where `key` holds the tag or channel);
+    /// the contacts are joined only when other filters ask about them. A contact with two
+    /// identities of a channel is one contact (`distinct`).
+    fn copied_page<T: EntityTrait>(
+        &self,
+        table: T,
+        key: (T::Column, String),
+        tab: &(dyn Fn(&Expr, &Expr) -> Condition + Sync),
+        distinct: bool,
+    ) -> SelectStatement
+    where
+        T::Column: sea_orm::sea_query::Iden + Copy + 'static,
+    {
+        let c = |name: &'static str| Expr::col((table, Alias::new(name)));
         let mut q = Query::select();
-        q.expr_as(t(contact_tag::Column::ContactId), Alias::new("id"))
-            .from(contact_tag::Entity)
-            .and_where(t(contact_tag::Column::OrganizationId).eq(self.org))
-            .and_where(t(contact_tag::Column::TagKey).eq(key))
-            .order_by(
-                (contact_tag::Entity, contact_tag::Column::ContactCreatedAt),
-                Order::Desc,
-            )
-            .order_by(
-                (contact_tag::Entity, contact_tag::Column::ContactId),
-                Order::Desc,
-            );
-        let on_contacts = self.condition(false, false).add(tab);
+        if distinct {
+            q.distinct();
+        }
+        q.expr_as(c("contact_id"), Alias::new("id"))
+            .expr(c("contact_created_at"))
+            .from(table)
+            .and_where(c("organization_id").eq(self.org))
+            .and_where(Expr::col((table, key.0)).eq(key.1))
+            .cond_where(tab(&c("contact_stage_id"), &c("contact_consent")))
+            .order_by_expr(c("contact_created_at"), Order::Desc)
+            .order_by_expr(c("contact_id"), Order::Desc);
+        let on_contacts = self.condition(false, false);
         if !on_contacts.is_empty() {
             q.inner_join(
                 contact::Entity,
                 Expr::col((contact::Entity, contact::Column::Id))
-                    .equals((contact_tag::Entity, contact_tag::Column::ContactId)),
+                    .equals((table, Alias::new("contact_id"))),
             )
             .cond_where(on_contacts);
         }

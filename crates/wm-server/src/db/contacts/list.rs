@@ -77,9 +77,10 @@ impl Categories {
         t
     }
 
-    /// A tab as a condition on `contacts`.
-    fn condition(&self, tab: ContactTab) -> Condition {
-        let stage = || Expr::col((contact::Entity, contact::Column::LifecycleStageId));
+    /// A tab as a condition on a row's `stage` and `consent` columns (a contact's, or
+    /// those its tag and identity rows copy).
+    fn condition(&self, tab: ContactTab, stage: &Expr, consent: &Expr) -> Condition {
+        let stage = || stage.clone();
         let of = |want: StageCategory| -> Vec<Uuid> {
             let mut ids: Vec<Uuid> = self
                 .0
@@ -106,8 +107,7 @@ impl Categories {
             ContactTab::InProgress => in_stages(of(StageCategory::InProgress)),
             ContactTab::Customers => in_stages(of(StageCategory::Customer)),
             ContactTab::Inactive => in_stages(of(StageCategory::Inactive)),
-            ContactTab::NoConsent => Condition::all()
-                .add(Expr::col((contact::Entity, contact::Column::ConsentGiven)).eq(false)),
+            ContactTab::NoConsent => Condition::all().add(consent.clone().eq(false)),
         }
     }
 }
@@ -190,8 +190,8 @@ async fn since(
         .and_where(Expr::col(at).gte(since))
         .and_where(Expr::col(at).lt(day_end))
         .add_group_by([
-            Expr::col(contact::Column::LifecycleStageId).into(),
-            Expr::col(contact::Column::ConsentGiven).into(),
+            Expr::col(contact::Column::LifecycleStageId),
+            Expr::col(contact::Column::ConsentGiven),
         ])
         .to_owned();
     let first_day = Row::find_by_statement(conn.get_database_backend().build(&q))
@@ -299,7 +299,12 @@ pub async fn list(
         Vec::new()
     } else {
         filters
-            .page(conn, cats.condition(tab), offset, page_size)
+            .page(
+                conn,
+                &|stage, consent| cats.condition(tab, stage, consent),
+                offset,
+                page_size,
+            )
             .await?
     };
     let data = views(conn, org, &rows, Shape::ListItem, l).await?;

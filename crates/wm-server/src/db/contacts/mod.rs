@@ -147,6 +147,29 @@ pub async fn find_many(
         .await
 }
 
+/// What a contact's tag and identity rows copy of it (a trigger keeps the stage and consent
+/// in step), so a tag's or a channel's page is read in order from their own index.
+#[derive(Clone, Copy, Debug)]
+pub struct Mirror {
+    /// When the contact was created.
+    pub created_at: i64,
+    /// Its stage.
+    pub stage: Option<Uuid>,
+    /// Whether it gave consent.
+    pub consent: bool,
+}
+
+impl Mirror {
+    /// A stored contact's.
+    pub fn of(m: &contact::Model) -> Self {
+        Mirror {
+            created_at: m.created_at,
+            stage: m.lifecycle_stage_id,
+            consent: m.consent_given,
+        }
+    }
+}
+
 /// Rows per multi-row statement: far below SQLite's and PostgreSQL's bound parameters.
 pub const INSERT_BATCH: usize = 500;
 
@@ -189,7 +212,17 @@ pub async fn insert_many(
     }
     let tags: Vec<contact_tag::ActiveModel> = rows
         .iter()
-        .flat_map(|r| r.fields.tags.iter().map(|t| tag_row(org, r.id, now, t)))
+        .flat_map(|r| {
+            let mirror = Mirror {
+                created_at: now,
+                stage: r.fields.lifecycle_stage_id,
+                consent: r.fields.consent.given,
+            };
+            r.fields
+                .tags
+                .iter()
+                .map(move |t| tag_row(org, r.id, mirror, t))
+        })
         .collect();
     for batch in tags.chunks(INSERT_BATCH) {
         contact_tag::Entity::insert_many(batch.to_vec())
@@ -226,7 +259,7 @@ pub async fn save(
             .filter(contact_tag::Column::ContactId.eq(current.id))
             .exec(conn)
             .await?;
-        write_tags(conn, current, &f.tags).await?;
+        write_tags(conn, &model, &f.tags).await?;
     }
     Ok(model)
 }
@@ -280,13 +313,15 @@ pub async fn add_open_deals(
     Ok(())
 }
 
-fn tag_row(org: Uuid, contact: Uuid, created_at: i64, tag: &str) -> contact_tag::ActiveModel {
+fn tag_row(org: Uuid, contact: Uuid, mirror: Mirror, tag: &str) -> contact_tag::ActiveModel {
     contact_tag::ActiveModel {
         contact_id: Set(contact),
         tag_key: Set(tag_key(tag)),
         organization_id: Set(org),
         tag: Set(tag.to_owned()),
-        contact_created_at: Set(created_at),
+        contact_created_at: Set(mirror.created_at),
+        contact_stage_id: Set(mirror.stage),
+        contact_consent: Set(mirror.consent),
     }
 }
 
@@ -300,7 +335,7 @@ async fn write_tags(
     }
     contact_tag::Entity::insert_many(
         tags.iter()
-            .map(|t| tag_row(contact.organization_id, contact.id, contact.created_at, t)),
+            .map(|t| tag_row(contact.organization_id, contact.id, Mirror::of(contact), t)),
     )
     .exec_without_returning(conn)
     .await?;

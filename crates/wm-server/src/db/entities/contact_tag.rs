@@ -15,6 +15,10 @@ pub struct Model {
     /// The contact's creation time, so a tag's contacts are read newest first from one
     /// index range.
     pub contact_created_at: i64,
+    /// The contact's stage and consent, kept in step by a trigger, so a tag's page under a
+    /// tab is read from the index alone.
+    pub contact_stage_id: Option<Uuid>,
+    pub contact_consent: bool,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

@@ -14,6 +14,11 @@ pub struct Model {
     pub channel_type: String,
     pub external_id: String,
     pub created_at: i64,
+    /// The contact's creation time, stage and consent (kept in step by a trigger), so a
+    /// channel's page is read in order from its identities.
+    pub contact_created_at: i64,
+    pub contact_stage_id: Option<Uuid>,
+    pub contact_consent: bool,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

@@ -117,6 +117,13 @@ fn changed(old: &str, new: &str, cols: &[&str]) -> String {
         .join(" OR ")
 }
 
+/// The contact's stage and consent copied onto its tag and identity rows (SQLite, `NEW`).
+const MIRROR_TAGS: &str = "UPDATE contact_tags SET contact_stage_id = NEW.lifecycle_stage_id, \
+     contact_consent = NEW.consent_given WHERE contact_id = NEW.id;";
+const MIRROR_IDENTITIES: &str = "UPDATE contact_identities SET \
+     contact_stage_id = NEW.lifecycle_stage_id, contact_consent = NEW.consent_given \
+     WHERE contact_id = NEW.id;";
+
 /// SQLite: a row trigger adds each fact to `contact_counts` at once.
 fn sqlite_add(facts: &str) -> String {
     format!(
@@ -188,7 +195,7 @@ fn sqlite_statements() -> Vec<String> {
         ),
         format!(
             "CREATE TRIGGER tr_contacts_moved AFTER UPDATE OF lifecycle_stage_id, consent_given \
-             ON contacts WHEN {moved} BEGIN {} {} {} {} END",
+             ON contacts WHEN {moved} BEGIN {MIRROR_TAGS} {MIRROR_IDENTITIES} {} {} {} {} END",
             sqlite_add(&d.tags_of("k", &row("OLD"), "-1")),
             sqlite_add(&d.tags_of("k", &row("NEW"), "1")),
             sqlite_add(&d.channels_of("k", &row("OLD"), "-1")),
@@ -302,7 +309,16 @@ fn pg_statements() -> Vec<String> {
             ]
             .join(" UNION ALL ")
         )
-    );
+    ) + &["contact_tags", "contact_identities"]
+        .map(|t| {
+            format!(
+                " UPDATE {t} x SET contact_stage_id = n.lifecycle_stage_id, \
+                 contact_consent = n.consent_given FROM new_rows n \
+                 WHERE x.contact_id = n.id AND (x.contact_stage_id, x.contact_consent) \
+                 IS DISTINCT FROM (n.lifecycle_stage_id, n.consent_given);"
+            )
+        })
+        .concat();
     let tag_rows = |rows: &str, sign: &str| {
         format!(
             "SELECT c.organization_id AS org, 3 AS dim, t.tag_key AS key, {} AS stage, \
@@ -397,20 +413,8 @@ fn pg_statements() -> Vec<String> {
             "contact_tags",
             "OLD TABLE AS old_rows",
         ),
-        pg_function(
-            "tr_contact_tags_update",
-            &pg_add(&format!(
-                "{} UNION ALL {}",
-                tag_rows("old_rows", "-1"),
-                tag_rows("new_rows", "1")
-            )),
-        ),
-        pg_statement_trigger(
-            "tr_contact_tags_update",
-            "UPDATE",
-            "contact_tags",
-            "OLD TABLE AS old_rows NEW TABLE AS new_rows",
-        ),
+        // Tag and identity rows are deleted and inserted, never re-keyed in place; their
+        // updates only copy the contact's stage and consent, which count nothing.
         pg_function(
             "tr_identities_insert",
             &pg_add(&channel_rows(
@@ -443,19 +447,29 @@ impl MigrationTrait for Migration {
     async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
         // The contact's creation time on its tag rows: a tag's contacts, newest first, are
         // one index range.
-        m.alter_table(
-            Table::alter()
-                .table("contact_tags")
-                .add_column(big_integer("contact_created_at").default(0))
-                .to_owned(),
-        )
-        .await?;
-        m.get_connection()
-            .execute_unprepared(
-                "UPDATE contact_tags SET contact_created_at = \
-                 (SELECT created_at FROM contacts c WHERE c.id = contact_tags.contact_id)",
-            )
-            .await?;
+        // Tag and identity rows copy their contact's creation time, stage and consent: a
+        // tag's (or a channel's) contacts, newest first and under a tab, are one index range.
+        for table in ["contact_tags", "contact_identities"] {
+            for col in [
+                big_integer("contact_created_at").default(0).to_owned(),
+                uuid_null("contact_stage_id"),
+                boolean("contact_consent").default(false).to_owned(),
+            ] {
+                m.alter_table(Table::alter().table(table).add_column(col).to_owned())
+                    .await?;
+            }
+            let of =
+                |c: &str| format!("(SELECT {c} FROM contacts c WHERE c.id = {table}.contact_id)");
+            m.get_connection()
+                .execute_unprepared(&format!(
+                    "UPDATE {table} SET contact_created_at = {}, contact_stage_id = {}, \
+                     contact_consent = {}",
+                    of("created_at"),
+                    of("lifecycle_stage_id"),
+                    of("consent_given")
+                ))
+                .await?;
+        }
         for (name, table) in [
             ("ix_contacts_org_created", "contacts"),
             ("ix_contacts_org_stage", "contacts"),
@@ -492,12 +506,26 @@ impl MigrationTrait for Migration {
             (
                 "ix_contacts_owner_list",
                 "contacts",
-                &["organization_id", "owner_id", "created_at", "id"][..],
+                &[
+                    "organization_id",
+                    "owner_id",
+                    "created_at",
+                    "id",
+                    "lifecycle_stage_id",
+                    "consent_given",
+                ][..],
             ),
             (
                 "ix_contacts_source_list",
                 "contacts",
-                &["organization_id", "source", "created_at", "id"][..],
+                &[
+                    "organization_id",
+                    "source",
+                    "created_at",
+                    "id",
+                    "lifecycle_stage_id",
+                    "consent_given",
+                ][..],
             ),
             (
                 "ix_contacts_stage_changed",
@@ -512,6 +540,20 @@ impl MigrationTrait for Migration {
                     "tag_key",
                     "contact_created_at",
                     "contact_id",
+                    "contact_stage_id",
+                    "contact_consent",
+                ][..],
+            ),
+            (
+                "ix_identities_list",
+                "contact_identities",
+                &[
+                    "organization_id",
+                    "channel_type",
+                    "contact_created_at",
+                    "contact_id",
+                    "contact_stage_id",
+                    "contact_consent",
                 ][..],
             ),
         ] {

@@ -28,7 +28,7 @@ pub async fn add_identity(
 ) -> ApiResult<(StatusCode, Identity)> {
     let now = state.now_ms();
     let txn = state.db.write().await?;
-    load(&*txn, org, id).await?;
+    let contact = load(&*txn, org, id).await?;
     let kind = body.channel_type;
     let Some(channel) = db::lookups::active_channel(&*txn, org, kind).await? else {
         return Err(ApiError::invalid(format!(
@@ -60,7 +60,7 @@ pub async fn add_identity(
         &*txn,
         Uuid::now_v7(),
         org,
-        id,
+        &contact,
         channel.id,
         kind,
         &external_id,

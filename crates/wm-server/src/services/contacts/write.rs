@@ -109,15 +109,20 @@ pub async fn write_new(
     if let Some(channel) = channel {
         let identities: Vec<identity::Model> = planned
             .iter()
-            .flat_map(|(contact, refs)| {
+            .zip(&models)
+            .flat_map(|((_, refs), contact)| {
+                let mirror = db::contacts::Mirror::of(contact);
                 refs.iter().map(move |r| identity::Model {
                     id: r.id,
                     organization_id: org,
-                    contact_id: *contact,
+                    contact_id: contact.id,
                     channel_id: channel.id,
                     channel_type: r.channel_type.as_str().to_owned(),
                     external_id: r.external_id.clone(),
                     created_at: now,
+                    contact_created_at: mirror.created_at,
+                    contact_stage_id: mirror.stage,
+                    contact_consent: mirror.consent,
                 })
             })
             .collect();
@@ -309,7 +314,7 @@ pub async fn save_change(
             conn,
             Uuid::now_v7(),
             org,
-            id,
+            &after,
             channel,
             kind,
             phone.digits(),
