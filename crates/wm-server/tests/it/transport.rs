@@ -2,8 +2,7 @@
 //! bodies are closed within their timeouts, idle keep-alive connections are closed, and
 //! more silent sockets than the connection cap do not stop `/health` from answering. Load is
 //! shed with a 503 in the business-error shape, beyond the in-flight cap (`/health` exempt)
-//! and when every connection is busy. Boolean settings take `1` (the server starts with
-//! `WM_ALLOW_INSECURE_WEBHOOKS=1`).
+//! and when every connection is busy. Boolean env settings take `1/0, yes/no, on/off`.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -355,4 +354,45 @@ async fn when_every_connection_is_busy_a_new_one_is_answered_503() {
     assert_eq!(release(second).await.status, 201);
     assert_eq!(health(&server.addr).await, Some(200));
     assert_eq!(release(first).await.status, 201);
+}
+
+#[tokio::test]
+async fn boolean_env_settings_take_effect_in_every_spelling() {
+    // An http:// loopback webhook is accepted only when insecure targets are allowed.
+    let cases = [("yes", true), ("on", true), ("0", false), ("off", false)];
+    let servers = futures::future::join_all(cases.iter().map(|(v, _)| {
+        start(Opts {
+            insecure: v,
+            ..Opts::default()
+        })
+    }))
+    .await;
+    for ((v, insecure), server) in cases.iter().zip(&servers) {
+        let org = request(
+            &server.addr,
+            "POST",
+            "/api/v1/admin/organizations",
+            Some(r#"{"name":"b"}"#),
+        )
+        .await;
+        assert_eq!(org.status, 201, "{v}: {}", org.head);
+        let id = org.body["id"].as_str().unwrap();
+        let hook = request(
+            &server.addr,
+            "POST",
+            &format!("/api/v1/admin/organizations/{id}/webhooks"),
+            Some(r#"{"url":"http://127.0.0.1:9/hook","events":["contact.created"]}"#),
+        )
+        .await;
+        if *insecure {
+            assert_eq!(hook.status, 201, "{v}: {}", hook.body);
+            assert_eq!(hook.body["url"], "http://127.0.0.1:9/hook");
+        } else {
+            assert_eq!(hook.status, 400, "{v}: {}", hook.body);
+            assert_eq!(
+                hook.body["message"],
+                serde_json::json!(["url must use https"])
+            );
+        }
+    }
 }
