@@ -107,6 +107,20 @@ fn forbidden_v6(ip: Ipv6Addr) -> bool {
         || (first == 0x2001 && second == 0) // Teredo
 }
 
+/// The address an IP-literal host names, read as the HTTP client reads it: besides the usual
+/// forms, the WHATWG URL parser takes the legacy IPv4 spellings (`127.1`, `2130706433`,
+/// `0x7f.0.0.1`) as addresses, which are then connected to without any name resolution.
+fn host_ip(host: &str) -> Option<IpAddr> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Some(ip);
+    }
+    match url::Host::parse(host) {
+        Ok(url::Host::Ipv4(v4)) => Some(IpAddr::V4(v4)),
+        Ok(url::Host::Ipv6(v6)) => Some(IpAddr::V6(v6)),
+        _ => None,
+    }
+}
+
 /// A target URL split into what the checks need.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -155,14 +169,13 @@ pub fn check_url(url: &str, allow_insecure: bool) -> Result<Target, String> {
         None => default_port,
     };
     if !allow_insecure {
-        if let Ok(ip) = host.parse::<IpAddr>()
+        if let Some(ip) = host_ip(&host)
             && is_forbidden_ip(ip)
         {
             return Err("url must not point to a private, loopback or link-local address".into());
         }
-        if host.eq_ignore_ascii_case("localhost")
-            || host.to_ascii_lowercase().ends_with(".localhost")
-        {
+        let name = host.trim_end_matches('.').to_ascii_lowercase();
+        if name == "localhost" || name.ends_with(".localhost") {
             return Err("url must not point to a private, loopback or link-local address".into());
         }
     }
@@ -244,7 +257,22 @@ mod tests {
         assert!(check_url("http://hooks.example.com", false).is_err());
         assert!(check_url("https://127.0.0.1/x", false).is_err());
         assert!(check_url("https://[::1]:8443/x", false).is_err());
+        // Legacy IPv4 spellings the client's URL parser reads as loopback.
+        for url in [
+            "https://127.1/x",
+            "https://2130706433/x",
+            "https://0x7f.0.0.1/x",
+            "https://0177.0.0.1/x",
+            "https://127.0.0.1./x",
+        ] {
+            assert!(check_url(url, false).is_err(), "{url}");
+        }
+        assert!(
+            check_url("https://1.1/x", false).is_ok(),
+            "1.0.0.1 is public"
+        );
         assert!(check_url("https://localhost/x", false).is_err());
+        assert!(check_url("https://LocalHost./x", false).is_err());
         assert!(check_url("https://user:pw@example.com", false).is_err());
         assert!(check_url("ftp://example.com", false).is_err());
         assert!(check_url("example.com", false).is_err());
