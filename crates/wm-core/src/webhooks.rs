@@ -80,6 +80,10 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     None
 }
 
+// The ranges std classifies on stable Rust are asked of std; the rest are written here: std's
+// `is_global`, `is_shared`, `is_benchmarking` and `is_reserved` are unstable, and the crates
+// that classify by the IANA registry count NAT64 and 6to4 as global, which the
+// embedded-address rule above must not.
 fn forbidden_v4(ip: Ipv4Addr) -> bool {
     let [a, b, ..] = ip.octets();
     ip.is_loopback()
@@ -100,11 +104,25 @@ fn forbidden_v6(ip: Ipv6Addr) -> bool {
     ip.is_loopback()
         || ip.is_unspecified()
         || ip.is_multicast()
-        || (first & 0xfe00) == 0xfc00 // unique-local
-        || (first & 0xffc0) == 0xfe80 // link-local
+        || ip.is_unique_local()
+        || ip.is_unicast_link_local()
         || (first & 0xffc0) == 0xfec0 // site-local (deprecated, still private)
         || (first == 0x2001 && second == 0x0db8) // documentation
         || (first == 0x2001 && second == 0) // Teredo
+}
+
+/// The address an IP-literal host names, read as the HTTP client reads it: besides the usual
+/// forms, the WHATWG URL parser takes the legacy IPv4 spellings (`127.1`, `2130706433`,
+/// `0x7f.0.0.1`) as addresses, which are then connected to without any name resolution.
+fn host_ip(host: &str) -> Option<IpAddr> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Some(ip);
+    }
+    match url::Host::parse(host) {
+        Ok(url::Host::Ipv4(v4)) => Some(IpAddr::V4(v4)),
+        Ok(url::Host::Ipv6(v6)) => Some(IpAddr::V6(v6)),
+        _ => None,
+    }
 }
 
 /// A target URL split into what the checks need.
@@ -155,14 +173,13 @@ pub fn check_url(url: &str, allow_insecure: bool) -> Result<Target, String> {
         None => default_port,
     };
     if !allow_insecure {
-        if let Ok(ip) = host.parse::<IpAddr>()
+        if let Some(ip) = host_ip(&host)
             && is_forbidden_ip(ip)
         {
             return Err("url must not point to a private, loopback or link-local address".into());
         }
-        if host.eq_ignore_ascii_case("localhost")
-            || host.to_ascii_lowercase().ends_with(".localhost")
-        {
+        let name = host.trim_end_matches('.').to_ascii_lowercase();
+        if name == "localhost" || name.ends_with(".localhost") {
             return Err("url must not point to a private, loopback or link-local address".into());
         }
     }
@@ -203,6 +220,8 @@ mod tests {
             "::1",
             "fe80::1",
             "fd00::1",
+            "fc00::1",
+            "febf:ffff::1",
             "::ffff:127.0.0.1",
             "255.255.255.255",
         ] {
@@ -244,7 +263,22 @@ mod tests {
         assert!(check_url("http://hooks.example.com", false).is_err());
         assert!(check_url("https://127.0.0.1/x", false).is_err());
         assert!(check_url("https://[::1]:8443/x", false).is_err());
+        // Legacy IPv4 spellings the client's URL parser reads as loopback.
+        for url in [
+            "https://127.1/x",
+            "https://2130706433/x",
+            "https://0x7f.0.0.1/x",
+            "https://0177.0.0.1/x",
+            "https://127.0.0.1./x",
+        ] {
+            assert!(check_url(url, false).is_err(), "{url}");
+        }
+        assert!(
+            check_url("https://1.1/x", false).is_ok(),
+            "1.0.0.1 is public"
+        );
         assert!(check_url("https://localhost/x", false).is_err());
+        assert!(check_url("https://LocalHost./x", false).is_err());
         assert!(check_url("https://user:pw@example.com", false).is_err());
         assert!(check_url("ftp://example.com", false).is_err());
         assert!(check_url("example.com", false).is_err());

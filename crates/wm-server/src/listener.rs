@@ -106,10 +106,12 @@ impl Registry {
     }
 
     /// Makes room for one more connection: evicts the longest-idle one when at `cap`.
-    /// `false` when every connection has a request in flight.
+    /// `false` when every connection has a request in flight. A connection already told to
+    /// close (evicted a moment ago) no longer counts: its task is ending and its slot is
+    /// free, even if it has not yet left the registry.
     fn make_room(&self, cap: usize) -> bool {
         let conns = self.conns.lock().unwrap_or_else(|p| p.into_inner());
-        if conns.len() < cap {
+        if conns.values().filter(|c| !c.close.is_cancelled()).count() < cap {
             return true;
         }
         let idlest = conns

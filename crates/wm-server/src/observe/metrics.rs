@@ -44,7 +44,7 @@ pub const SERIES: &[(&str, &str, &str)] = &[
     (
         "wm_messages_failed_total",
         "counter",
-        "Messages not sent, by provider, source and reason (rejected, unavailable = retried later, unpriceable).",
+        "Messages not sent, by provider, source and reason (rejected, unavailable = retried later, unpriceable, ineligible = the contact opted out or withdrew consent).",
     ),
     (
         "wm_messages_refunded_total",
@@ -190,7 +190,8 @@ pub fn messages_sent(provider: &'static str, source: Source, n: usize) {
         .increment(n as u64);
 }
 
-/// Messages not sent; `reason` is `rejected`, `unavailable` or `unpriceable`.
+/// Messages not sent; `reason` is `rejected`, `unavailable`, `ambiguous`, `paused`,
+/// `unpriceable` or `ineligible` (the contact may no longer be messaged).
 pub fn messages_failed(provider: &'static str, source: Source, reason: &'static str, n: usize) {
     if n == 0 {
         return;

@@ -329,10 +329,17 @@ pub async fn charge_next_batch(
         "unpriceable",
         cost.unpriceable.len(),
     );
+    crate::observe::metrics::messages_failed(
+        "none",
+        crate::observe::metrics::Source::Campaign,
+        "ineligible",
+        cost.ineligible.len(),
+    );
     tracing::info!(
         campaign_id = %c.id,
         queued = cost.priced.len(),
         unpriceable = cost.unpriceable.len(),
+        ineligible = cost.ineligible.len(),
         cost_micros = cost.total.0,
         "campaign batch charged"
     );

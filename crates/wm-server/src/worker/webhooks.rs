@@ -544,3 +544,41 @@ fn describe(e: &reqwest::Error) -> String {
         e.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REFUSED: &str = "the host resolves only to private, loopback or link-local addresses";
+
+    /// The resolver behind every host name the worker connects to drops the IPv6 forms that
+    /// wrap a refused IPv4 address, as creation does (numeric names resolve without DNS).
+    #[tokio::test]
+    async fn the_resolver_refuses_wrapped_and_private_addresses() {
+        for name in [
+            "::ffff:127.0.0.1",
+            "::127.0.0.1",
+            "64:ff9b::7f00:1",
+            "64:ff9b::a9fe:a9fe",
+            "2002:c0a8:101::1",
+            "fec0::1",
+            "127.0.0.1",
+            "localhost",
+        ] {
+            let err = PublicOnly
+                .resolve(name.parse().expect("name"))
+                .await
+                .err()
+                .unwrap_or_else(|| panic!("{name} resolved"));
+            assert_eq!(err.to_string(), REFUSED, "{name}");
+        }
+        for name in ["64:ff9b::808:808", "2002:808:808::1", "93.184.216.34"] {
+            let addrs: Vec<SocketAddr> = PublicOnly
+                .resolve(name.parse().expect("name"))
+                .await
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+                .collect();
+            assert_eq!(addrs.len(), 1, "{name}");
+        }
+    }
+}

@@ -274,9 +274,18 @@ async fn metrics_move_when_a_campaign_is_sent_and_its_webhook_delivered() {
         .contact(json!({"primaryPhone": "+5215512340000", "consent": {"given": true}}))
         .await;
     ids.push(refused["id"].as_str().unwrap().to_owned());
+    let opted = org
+        .contact(json!({"primaryPhone": "+5215512340001", "consent": {"given": true}}))
+        .await;
+    let opted = opted["id"].as_str().unwrap().to_owned();
+    ids.push(opted.clone());
     let receiver = Receiver::start(&app).await;
     subscribe(&org, &receiver.url, &["campaign.finished"]).await;
     let id = campaign_to(&org, &s, &s.plain, &ids).await;
+    // Opted out after joining the audience: failed uncharged when the batch is charged.
+    org.patch(&format!("/contacts/{opted}"), json!({"optedOut": true}))
+        .await
+        .ok(200);
     org.post(&format!("/campaigns/{id}/send"), json!({}))
         .await
         .ok(200);
@@ -308,6 +317,8 @@ async fn metrics_move_when_a_campaign_is_sent_and_its_webhook_delivered() {
     assert_eq!(get("wm_messages_sent_total", &campaign), 3.0);
     let rejected = [("source", "campaign"), ("reason", "rejected")];
     assert_eq!(get("wm_messages_failed_total", &rejected), 1.0);
+    let ineligible = [("source", "campaign"), ("reason", "ineligible")];
+    assert_eq!(get("wm_messages_failed_total", &ineligible), 1.0);
     assert_eq!(get("wm_messages_refunded_total", &campaign), 1.0);
     assert_eq!(
         get("wm_campaign_batches_total", &[("result", "charged")]),
