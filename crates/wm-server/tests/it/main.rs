@@ -41,3 +41,4 @@ mod webhooks_ssrf;
 mod whatsapp;
 mod whatsapp_intake;
 mod whatsapp_kit;
+mod whatsapp_replies;
