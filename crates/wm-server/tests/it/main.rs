@@ -42,3 +42,4 @@ mod whatsapp;
 mod whatsapp_intake;
 mod whatsapp_kit;
 mod whatsapp_replies;
+mod whatsapp_stops;
