@@ -279,7 +279,7 @@ async fn send_campaign(
             .into_iter()
             .map(|k| (k.id, k))
             .collect();
-        let jobs: Vec<(recipient::Model, OutboundMessage, Option<&'static str>)> = batch
+        let jobs: Vec<(recipient::Model, OutboundMessage, Option<String>)> = batch
             .into_iter()
             .map(|r| {
                 let k = contacts.get(&r.contact_id);
@@ -290,6 +290,12 @@ async fn send_campaign(
                     company: k.and_then(|k| k.company.as_deref()),
                     country: k.and_then(|k| k.country.as_deref()),
                 };
+                // A variable this contact has no value for: refunded, not sent.
+                let (parameters, empty) =
+                    match templates::parameters(&tpl.body_text, &vars, &values) {
+                        Ok(p) => (p, None),
+                        Err(e) => (Vec::new(), Some(e.to_string())),
+                    };
                 let message = OutboundMessage {
                     correlation_id: r.id.to_string(),
                     from: sender.number_e164.clone(),
@@ -297,13 +303,14 @@ async fn send_campaign(
                     to: r.phone.clone(),
                     template: tpl.name.clone(),
                     language: tpl.language.clone(),
-                    parameters: templates::parameters(&tpl.body_text, &vars, &values),
+                    parameters,
                     body: templates::render(&tpl.body_text, &vars, &values),
                 };
                 // The contact may have opted out since the batch was charged: refunded, not sent.
                 let blocked = k
                     .and_then(|k| messageable(k.opted_out, k.consent_given, Some(())).err())
-                    .map(|why| why.reason());
+                    .map(|why| why.reason().to_owned())
+                    .or(empty);
                 (r, message, blocked)
             })
             .collect();
@@ -394,13 +401,13 @@ async fn one(
     sender: Sender,
     r: recipient::Model,
     m: OutboundMessage,
-    blocked: Option<&'static str>,
+    blocked: Option<String>,
     halt: Arc<AtomicBool>,
 ) -> anyhow::Result<Result1> {
     let r = &r;
     if let Some(reason) = blocked {
         let txn = state.db.write().await?;
-        let done = attempts::rejected(&*txn, r, reason, false, state.now_ms()).await?;
+        let done = attempts::rejected(&*txn, r, &reason, false, state.now_ms()).await?;
         txn.commit().await?;
         return Ok(if done {
             Result1::Rejected

@@ -184,3 +184,73 @@ async fn an_unconfirmed_attempt_fails_as_outcome_unknown_after_the_window() {
     assert!(w["balance"].as_f64().unwrap() > balance_after_charge);
     assert_eq!(wa.fake.accepted_count(), 3, "nothing was sent twice");
 }
+
+#[tokio::test]
+async fn a_contact_without_the_variable_field_fails_before_the_call_and_is_refunded() {
+    let wa = Wa::start(StatusOptions::default()).await;
+    wa.template("promo", "Hola {{1}}, llegó la promo");
+    let org = wa.app.org().await;
+    let number_id = number(&org).await;
+    let tpl = synced_template(&org, "promo").await;
+    let mut ids = Vec::new();
+    for (i, company) in [Some("ACME"), None, Some("  ")].into_iter().enumerate() {
+        let c = org
+            .contact(
+                json!({"fullName": format!("Ana {i}"), "primaryPhone": format!("+52155120000{i}"),
+                            "company": company, "consent": {"given": true}}),
+            )
+            .await;
+        ids.push(c["id"].as_str().unwrap().to_owned());
+    }
+    let c = org
+        .post(
+            "/campaigns",
+            json!({"name": "Empresas", "phoneNumberId": number_id, "templateId": tpl,
+                   "variables": {"1": "{{company}}"}}),
+        )
+        .await
+        .ok(201);
+    let id = c["id"].as_str().unwrap().to_owned();
+    org.post(
+        &format!("/campaigns/{id}/recipients"),
+        json!({"contactIds": ids}),
+    )
+    .await
+    .ok(200);
+    let price = org.price_of_one(&id).await;
+    org.admin(
+        Method::POST,
+        "/wallet/top-ups",
+        Some(json!({"amount": 10.0})),
+    )
+    .await
+    .ok(201);
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    let c = drive(&wa, &org, &id, 5).await;
+    assert_eq!(c["status"], "COMPLETED", "{c}");
+    assert_eq!(c["stats"]["delivered"], 1);
+    assert_eq!(c["stats"]["failed"], 2);
+    // Only the contact with a company was called; nobody got an empty parameter.
+    let attempts = wa.fake.attempts();
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    assert_eq!(wa.fake.accepted()[0].body_params, vec!["ACME".to_owned()]);
+    let why = "Template variable {{1}} (company) is empty for this contact";
+    let failed = org
+        .get(&format!("/campaigns/{id}/recipients?filter=failed"))
+        .await
+        .ok(200);
+    let reasons: Vec<&str> = failed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["errorMessage"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons, vec![why, why], "{failed}");
+    // Charged for three, two refunded.
+    let w = org.get("/wallet").await.ok(200);
+    assert_eq!(ledger(&w, "REFUND").len(), 2);
+    let spent = 10.0 - w["balance"].as_f64().unwrap();
+    assert!((spent - price).abs() < 1e-6, "{spent}");
+}
