@@ -262,6 +262,26 @@ pub struct TemplateSync {
     pub updated: u64,
     /// Templates already as the platform has them.
     pub unchanged: u64,
+    /// Templates of the organisation that no account listed (deleted at the platform, or
+    /// added here by the operator): left as they are — wm cannot tell the two apart, and a
+    /// template the platform no longer has pauses its campaign when sent (TEMPLATE_NOT_FOUND).
+    pub left: u64,
+    /// Those templates, by name and language, for the operator to review.
+    pub left_templates: Vec<TemplateRef>,
+}
+
+/// A template named by what the platform knows it by, with its id and status here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TemplateRef {
+    /// Template id.
+    pub id: Uuid,
+    /// Name.
+    pub name: String,
+    /// Language code.
+    pub language: String,
+    /// Its status here (unchanged by the sync).
+    pub status: TemplateStatus,
 }
 
 /// `POST /admin/organizations/{orgId}/templates`.
