@@ -111,9 +111,18 @@ pub trait MessagingProvider: Send + Sync + 'static {
     /// Sends one message; `Ok` is the platform's message id.
     async fn send(&self, message: &OutboundMessage) -> Result<String, SendError>;
 
-    /// Receipts the platform has for us since the last call. Platforms that push callbacks
-    /// (webhooks) return none.
+    /// Receipts the platform has for us that were not [acknowledged](Self::acknowledge)
+    /// yet. Platforms that push callbacks (webhooks) return none.
     async fn receipts(&self) -> Result<Vec<StatusUpdate>, SendError> {
         Ok(Vec::new())
+    }
+
+    /// Receipts from [`receipts`](Self::receipts) that the caller has applied and
+    /// committed: not handed over again. Acknowledging after applying means a crash in
+    /// between hands them over once more (applying a receipt twice changes nothing) instead
+    /// of losing them.
+    async fn acknowledge(&self, receipts: &[StatusUpdate]) -> Result<(), SendError> {
+        let _ = receipts;
+        Ok(())
     }
 }

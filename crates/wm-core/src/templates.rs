@@ -49,6 +49,12 @@ impl ContactField {
     pub fn from_placeholder(s: &str) -> Option<ContactField> {
         Self::ALL.into_iter().find(|f| f.placeholder() == s)
     }
+
+    /// The field's name as the API spells it (`firstName`).
+    pub fn name(self) -> &'static str {
+        let p = self.placeholder();
+        &p[2..p.len() - 2]
+    }
 }
 
 /// Where a template variable takes its value from.
@@ -196,20 +202,59 @@ pub fn render(body: &str, vars: &BTreeMap<String, VarSource>, contact: &ContactV
     out
 }
 
+/// A template variable with no text for one contact. The platform refuses a message whose
+/// body parameter is empty (WhatsApp answers `(#100) Invalid parameter`), and a message
+/// that reads "Hola ," is not one to pay for anyway: that recipient fails before the call,
+/// refunded, with this as its reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmptyVariable {
+    /// The position (`"1"`).
+    pub position: String,
+    /// The contact field it takes its value from; `None` when no source covers it.
+    pub field: Option<ContactField>,
+}
+
+impl std::fmt::Display for EmptyVariable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.field {
+            Some(field) => write!(
+                f,
+                "Template variable {{{{{}}}}} ({}) is empty for this contact",
+                self.position,
+                field.name()
+            ),
+            None => write!(
+                f,
+                "Template variable {{{{{}}}}} has no value",
+                self.position
+            ),
+        }
+    }
+}
+
+impl std::error::Error for EmptyVariable {}
+
 /// The values of the body's variables in position order (`{{1}}`, `{{2}}`, …), as a
-/// platform that fills templates itself (WhatsApp's body parameters) wants them; a missing
-/// field gives `""`.
+/// platform that fills templates itself (WhatsApp's body parameters) wants them. The first
+/// position whose value is empty (or only blanks) for this contact is an error: the message
+/// cannot go out as the template means it.
 pub fn parameters(
     body: &str,
     vars: &BTreeMap<String, VarSource>,
     contact: &ContactValues,
-) -> Vec<String> {
+) -> Result<Vec<String>, EmptyVariable> {
     positions(body)
-        .iter()
-        .map(|p| match vars.get(p) {
-            Some(VarSource::Fixed(text)) => text.clone(),
-            Some(VarSource::Field(field)) => contact.get(*field).unwrap_or("").to_owned(),
-            None => String::new(),
+        .into_iter()
+        .map(|p| {
+            let (value, field) = match vars.get(&p) {
+                Some(VarSource::Fixed(text)) => (Some(text.as_str()), None),
+                Some(VarSource::Field(field)) => (contact.get(*field), Some(*field)),
+                None => (None, None),
+            };
+            match value {
+                Some(v) if !v.trim().is_empty() => Ok(v.to_owned()),
+                _ => Err(EmptyVariable { position: p, field }),
+            }
         })
         .collect()
 }
@@ -231,7 +276,61 @@ mod tests {
             full_name: Some("Ana Pérez"),
             ..Default::default()
         };
-        assert_eq!(parameters(body, &vars, &c), vec!["Ana", "A-100", ""]);
+        assert_eq!(
+            parameters(body, &vars, &c),
+            Err(EmptyVariable {
+                position: "10".into(),
+                field: Some(ContactField::Company),
+            })
+        );
+        let with_company = ContactValues {
+            company: Some("ACME"),
+            ..c
+        };
+        assert_eq!(
+            parameters(body, &vars, &with_company),
+            Ok(strings(&["Ana", "A-100", "ACME"]))
+        );
+    }
+
+    #[test]
+    fn an_empty_variable_names_its_position_and_field() {
+        let body = "Hola {{1}} de {{2}}";
+        let pos = positions(body);
+        let vars = parse_variables(
+            &map(json!({"1": "{{firstName}}", "2": "{{company}}"})),
+            &pos,
+        )
+        .unwrap();
+        let blank = ContactValues {
+            full_name: Some("   "),
+            company: Some("ACME"),
+            ..Default::default()
+        };
+        let e = parameters(body, &vars, &blank).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Template variable {{1}} (firstName) is empty for this contact"
+        );
+        let blank_company = ContactValues {
+            full_name: Some("Ana"),
+            company: Some(" "),
+            ..Default::default()
+        };
+        assert_eq!(
+            parameters(body, &vars, &blank_company)
+                .unwrap_err()
+                .to_string(),
+            "Template variable {{2}} (company) is empty for this contact"
+        );
+        let uncovered = parse_variables(&map(json!({"1": "Ana"})), &pos).unwrap();
+        assert_eq!(
+            parameters(body, &uncovered, &blank)
+                .unwrap_err()
+                .to_string(),
+            "Template variable {{2}} has no value"
+        );
+        assert_eq!(ContactField::PrimaryEmail.name(), "primaryEmail");
     }
 
     fn map(v: Value) -> Map<String, Value> {

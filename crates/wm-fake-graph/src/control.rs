@@ -11,6 +11,7 @@
 //! | `POST /_fake/wabas` | `{waba_id, access_token}` | register a WABA token |
 //! | `POST /_fake/templates` | [`TemplateSpec`] | register a template (returns it with its id) |
 //! | `POST /_fake/templates/status` | `{waba_id, name, language, status}` | change a template's status |
+//! | `POST /_fake/templates/delete` | `{waba_id, name, language}` | delete a template |
 //! | `GET /_fake/wabas/{waba_id}/templates` | | stored templates |
 //! | `POST /_fake/numbers/{id}/expire_token` | | expire the number's token (190) |
 //! | `POST /_fake/numbers/{id}/throttle` | `{count, code?=130429}` | next `count` sends answer `code` |
@@ -84,6 +85,13 @@ struct StatusBody {
     name: String,
     language: String,
     status: TemplateStatus,
+}
+
+#[derive(Deserialize)]
+struct TemplateKey {
+    waba_id: String,
+    name: String,
+    language: String,
 }
 
 #[derive(Deserialize)]
@@ -162,6 +170,13 @@ async fn list_templates(State(f): State<FakeGraph>, Path(waba): Path<String>) ->
 async fn template_status(State(f): State<FakeGraph>, Json(b): Json<StatusBody>) -> Response {
     found(
         f.set_template_status(&b.waba_id, &b.name, &b.language, b.status),
+        "template",
+    )
+}
+
+async fn delete_template(State(f): State<FakeGraph>, Json(b): Json<TemplateKey>) -> Response {
+    found(
+        f.delete_template(&b.waba_id, &b.name, &b.language),
         "template",
     )
 }
@@ -287,6 +302,7 @@ pub(crate) fn routes() -> Router<FakeGraph> {
         .route("/_fake/wabas", post(add_waba))
         .route("/_fake/templates", post(add_template))
         .route("/_fake/templates/status", post(template_status))
+        .route("/_fake/templates/delete", post(delete_template))
         .route("/_fake/wabas/{waba_id}/templates", get(list_templates))
         .route("/_fake/numbers/{id}/expire_token", post(expire))
         .route("/_fake/numbers/{id}/throttle", post(throttle))

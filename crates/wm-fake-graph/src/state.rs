@@ -216,6 +216,19 @@ impl FakeGraph {
         }
     }
 
+    /// Deletes a template, as the business can in WhatsApp Manager; returns false if it is
+    /// not registered.
+    pub fn delete_template(&self, waba_id: &str, name: &str, language: &str) -> bool {
+        let mut inner = self.shared.lock();
+        let Some(waba) = inner.wabas.get_mut(waba_id) else {
+            return false;
+        };
+        let before = waba.templates.len();
+        waba.templates
+            .retain(|t| !(t.spec.name == name && t.spec.language == language));
+        waba.templates.len() < before
+    }
+
     /// The templates of a WABA in creation order.
     pub fn templates(&self, waba_id: &str) -> Vec<TemplateInfo> {
         let inner = self.shared.lock();

@@ -1,8 +1,9 @@
 //! Validation of the send-message body against the documented shape.
 //!
 //! Malformed requests get the documented codes: 100 for unknown or misspelled
-//! parameters and a bad `messaging_product`, 131008 for a missing required
-//! parameter, 131009 for an invalid value, 131051 for an unsupported type.
+//! parameters, a bad `messaging_product` and an empty text parameter (the answer users
+//! report, <https://github.com/shridarpatil/frappe_whatsapp/issues/43>), 131008 for a
+//! missing required parameter, 131009 for an invalid value, 131051 for an unsupported type.
 
 use serde_json::Value;
 
@@ -191,7 +192,17 @@ fn body_params(components: Option<&Value>) -> Result<Vec<String>, GraphError> {
         };
         for p in params {
             let text = match str_field(p, "type") {
-                Some("text") => str_field(p, "text").ok_or_else(|| missing("parameters[].text"))?,
+                Some("text") => match str_field(p, "text") {
+                    None => return Err(missing("parameters[].text")),
+                    // The platform refuses an empty text parameter (seen answered as
+                    // `(#100) Invalid parameter` with this detail).
+                    Some("") => {
+                        return Err(GraphError::invalid_parameter(
+                            "Parameter 'text' is mandatory for component parameter type 'text'",
+                        ));
+                    }
+                    Some(text) => text,
+                },
                 Some(kind @ ("currency" | "date_time")) => p
                     .get(kind)
                     .and_then(|o| str_field(o, "fallback_value"))

@@ -64,6 +64,9 @@ async fn malformed_bodies_get_100_131008_131009_131051() {
     b["unexpected"] = json!(1);
     cases.push((b, 100));
     let mut b = good.clone();
+    b["template"]["components"][0]["parameters"][1]["text"] = json!("");
+    cases.push((b, 100));
+    let mut b = good.clone();
     b.as_object_mut().unwrap().remove("to");
     cases.push((b, 131008));
     let mut b = good.clone();

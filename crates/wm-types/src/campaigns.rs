@@ -10,7 +10,7 @@ use crate::enums::RecipientStatus;
 
 pub use crate::catalog::{
     CreatePhoneNumber, CreateTemplate, Inbound, LedgerEntry, LedgerKind, MarketRateInput,
-    PhoneNumber, ProviderEvent, QualityRating, SetRates, Template, TemplateCategory,
+    PhoneNumber, ProviderEvent, QualityRating, SetRates, Template, TemplateCategory, TemplateRef,
     TemplateStatus, TemplateSync, TopUp, UpdatePhoneNumber, Wallet,
 };
 

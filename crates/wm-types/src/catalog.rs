@@ -133,8 +133,9 @@ pub struct Wallet {
     pub recent_entries: Vec<LedgerEntry>,
 }
 
-/// `POST /admin/organizations/{orgId}/phone-numbers`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// `POST /admin/organizations/{orgId}/phone-numbers`. Its `Debug` hides the access token
+/// (see [`REDACTED`]).
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreatePhoneNumber {
     /// `+` and digits.
@@ -165,8 +166,8 @@ pub struct CreatePhoneNumber {
 }
 
 /// `PATCH /admin/organizations/{orgId}/phone-numbers/{id}`: only sent fields change;
-/// `null` clears the platform fields.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// `null` clears the platform fields. Its `Debug` hides the access token.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdatePhoneNumber {
     /// Display name (not nullable).
@@ -211,6 +212,44 @@ pub struct UpdatePhoneNumber {
     pub mps: Option<Option<u32>>,
 }
 
+/// What `Debug` shows in place of an access token: a body that reaches a log line, a panic
+/// message or an error report (`{:?}`) must not carry the platform credential it brings.
+pub const REDACTED: &str = "<redacted>";
+
+/// `Some("<redacted>")` for a set token, so a debug print still says whether one was given.
+fn redact<T>(token: &Option<T>) -> Option<&'static str> {
+    token.as_ref().map(|_| REDACTED)
+}
+
+impl std::fmt::Debug for CreatePhoneNumber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CreatePhoneNumber")
+            .field("number_e164", &self.number_e164)
+            .field("display_name", &self.display_name)
+            .field("quality_rating", &self.quality_rating)
+            .field("platform_phone_number_id", &self.platform_phone_number_id)
+            .field("waba_id", &self.waba_id)
+            .field("access_token", &redact(&self.access_token))
+            .field("mps", &self.mps)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for UpdatePhoneNumber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `Some(None)` (a cleared token) carries no secret and stays visible as such.
+        let token = self.access_token.as_ref().map(redact);
+        f.debug_struct("UpdatePhoneNumber")
+            .field("display_name", &self.display_name)
+            .field("quality_rating", &self.quality_rating)
+            .field("platform_phone_number_id", &self.platform_phone_number_id)
+            .field("waba_id", &self.waba_id)
+            .field("access_token", &token)
+            .field("mps", &self.mps)
+            .finish()
+    }
+}
+
 /// What `POST /admin/organizations/{orgId}/templates/sync` did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -223,6 +262,26 @@ pub struct TemplateSync {
     pub updated: u64,
     /// Templates already as the platform has them.
     pub unchanged: u64,
+    /// Templates of the organisation that no account listed (deleted at the platform, or
+    /// added here by the operator): left as they are — wm cannot tell the two apart, and a
+    /// template the platform no longer has pauses its campaign when sent (TEMPLATE_NOT_FOUND).
+    pub left: u64,
+    /// Those templates, by name and language, for the operator to review.
+    pub left_templates: Vec<TemplateRef>,
+}
+
+/// A template named by what the platform knows it by, with its id and status here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TemplateRef {
+    /// Template id.
+    pub id: Uuid,
+    /// Name.
+    pub name: String,
+    /// Language code.
+    pub language: String,
+    /// Its status here (unchanged by the sync).
+    pub status: TemplateStatus,
 }
 
 /// `POST /admin/organizations/{orgId}/templates`.
@@ -317,4 +376,40 @@ pub struct SetRates {
     /// Overrides.
     #[schemars(length(max = 500))]
     pub markets: Vec<MarketRateInput>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_an_access_token() {
+        let create = CreatePhoneNumber {
+            number_e164: "+525500000001".into(),
+            display_name: "Ventas".into(),
+            access_token: Some("EAAG-secret".into()),
+            ..Default::default()
+        };
+        let update = UpdatePhoneNumber {
+            access_token: Some(Some("EAAG-secret".into())),
+            ..Default::default()
+        };
+        for shown in [
+            format!("{create:?}"),
+            format!("{create:#?}"),
+            format!("{update:?}"),
+        ] {
+            assert!(!shown.contains("EAAG"), "{shown}");
+            assert!(shown.contains(REDACTED), "{shown}");
+        }
+        assert!(format!("{create:?}").contains("+525500000001"));
+        // The wire form is untouched.
+        let wire = serde_json::to_value(&create).unwrap_or_default();
+        assert_eq!(wire["accessToken"], "EAAG-secret");
+        let cleared = UpdatePhoneNumber {
+            access_token: Some(None),
+            ..Default::default()
+        };
+        assert!(format!("{cleared:?}").contains("access_token: Some(None)"));
+    }
 }

@@ -2,7 +2,9 @@
 //! 0000 ("Recipient is not a messaging account"); accepted ones get a DELIVERED receipt
 //! carrying the message's correlation id. It keeps one row per send in the database and
 //! does not de-duplicate, exactly like a real platform without idempotency keys, so the
-//! pipeline's at-most-once guarantee is what keeps a message from being sent twice.
+//! pipeline's at-most-once guarantee is what keeps a message from being sent twice. A
+//! receipt is handed over until the worker acknowledges it as applied, so none is lost to a
+//! crash between the two.
 
 use std::sync::Arc;
 
@@ -71,7 +73,7 @@ impl MessagingProvider for SimulatedProvider {
     }
 
     async fn receipts(&self) -> Result<Vec<StatusUpdate>, SendError> {
-        let txn = self.db.write().await.map_err(unavailable)?;
+        // Only read: they are marked handed over once applied (`acknowledge`).
         let rows: Vec<(String, String)> = simulated_send::Entity::find()
             .select_only()
             .column(simulated_send::Column::ProviderMessageId)
@@ -80,22 +82,9 @@ impl MessagingProvider for SimulatedProvider {
             .filter(simulated_send::Column::ReceiptSent.eq(false))
             .limit(5000)
             .into_tuple()
-            .all(&*txn)
+            .all(&self.db.conn)
             .await
             .map_err(unavailable)?;
-        if rows.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ids: Vec<String> = rows.iter().map(|(id, _)| id.clone()).collect();
-        for chunk in ids.chunks(500) {
-            simulated_send::Entity::update_many()
-                .col_expr(simulated_send::Column::ReceiptSent, Expr::val(true))
-                .filter(simulated_send::Column::ProviderMessageId.is_in(chunk.to_vec()))
-                .exec(&*txn)
-                .await
-                .map_err(unavailable)?;
-        }
-        txn.commit().await.map_err(unavailable)?;
         Ok(rows
             .into_iter()
             .map(|(id, correlation)| StatusUpdate {
@@ -107,5 +96,26 @@ impl MessagingProvider for SimulatedProvider {
                 opt_out: false,
             })
             .collect())
+    }
+
+    async fn acknowledge(&self, receipts: &[StatusUpdate]) -> Result<(), SendError> {
+        if receipts.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<String> = receipts
+            .iter()
+            .map(|r| r.provider_message_id.clone())
+            .collect();
+        let txn = self.db.write().await.map_err(unavailable)?;
+        for chunk in ids.chunks(500) {
+            simulated_send::Entity::update_many()
+                .col_expr(simulated_send::Column::ReceiptSent, Expr::val(true))
+                .filter(simulated_send::Column::ProviderMessageId.is_in(chunk.to_vec()))
+                .exec(&*txn)
+                .await
+                .map_err(unavailable)?;
+        }
+        txn.commit().await.map_err(unavailable)?;
+        Ok(())
     }
 }

@@ -1,6 +1,8 @@
 //! Messages from contacts and status callbacks from the messaging platform (operator routes
 //! that stand in for the platform's webhooks).
 
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, EntityTrait};
 use uuid::Uuid;
 use wm_core::provider::StatusUpdate;
 use wm_types::campaigns::{Inbound, ProviderEvent};
@@ -10,6 +12,7 @@ use wm_types::enums::{ChannelType, ContactSource};
 
 use crate::auth::AuthContext;
 use crate::db;
+use crate::db::entities::platform_inbound_seen;
 use crate::error::{ApiError, ApiResult};
 use crate::services::{contacts, sending};
 use crate::state::AppState;
@@ -32,18 +35,44 @@ pub struct InboundResult {
 /// MESSAGING_APP_A_INBOUND) and marks their latest SENT/DELIVERED/READ campaign message
 /// REPLIED. It lands in the contact's OPEN conversation on that channel (opened if needed).
 pub async fn inbound(state: &AppState, org: Uuid, body: Inbound) -> ApiResult<InboundResult> {
-    inbound_replying(state, org, body, None).await
+    let applied = apply(state, org, body, None, None).await?;
+    // Only a platform message id is ever found seen.
+    applied.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("an unnamed message was seen")))
 }
 
-/// [`inbound`] for a message that quotes one of ours (`replied_to`: the platform's id of the
-/// campaign message it answers); that message is marked REPLIED rather than the latest.
-pub async fn inbound_replying(
+/// [`inbound`] for a message the platform delivered with its id (`replied_to`: the
+/// platform's id of the campaign message it quotes, which is marked REPLIED rather than the
+/// latest). The platform redelivers a message until acknowledged (and at times after
+/// that), so the id is remembered in the transaction that applies the message: a message is
+/// recognised as seen exactly when its effects are in, and a failure (or a crash) leaves it
+/// to the next delivery or retry. `None`: seen before, nothing done.
+pub async fn platform_message(
     state: &AppState,
     org: Uuid,
     body: Inbound,
     replied_to: Option<&str>,
-) -> ApiResult<InboundResult> {
+    message_id: &str,
+) -> ApiResult<Option<InboundResult>> {
+    apply(state, org, body, replied_to, Some(message_id)).await
+}
+
+async fn apply(
+    state: &AppState,
+    org: Uuid,
+    body: Inbound,
+    replied_to: Option<&str>,
+    message_id: Option<&str>,
+) -> ApiResult<Option<InboundResult>> {
     let conn = &state.db.conn;
+    // A redelivery of an applied message needs no contact lookup; the write below decides.
+    if let Some(id) = message_id
+        && platform_inbound_seen::Entity::find_by_id(id.to_owned())
+            .one(conn)
+            .await?
+            .is_some()
+    {
+        return Ok(None);
+    }
     let external = wm_core::contacts::normalize_external_id(body.channel_type, &body.external_id)
         .map_err(ApiError::invalid)?;
     let mut contact = match db::identities::find(conn, org, body.channel_type, &external).await? {
@@ -99,6 +128,12 @@ pub async fn inbound_replying(
             ))
         })?;
     let txn = state.db.write().await?;
+    if let Some(id) = message_id
+        && !first_sight(&*txn, id, now).await?
+    {
+        // Applied meanwhile by another worker: dropping the transaction undoes nothing.
+        return Ok(None);
+    }
     let conversation_id = crate::services::conversations::touch_from_contact(
         &*txn,
         org,
@@ -110,12 +145,32 @@ pub async fn inbound_replying(
     .await?;
     let replied_campaign = sending::mark_replied(&*txn, org, contact_id, replied_to, now).await?;
     txn.commit().await?;
-    Ok(InboundResult {
+    Ok(Some(InboundResult {
         contact_id,
         conversation_id,
         created,
         replied_campaign,
+    }))
+}
+
+/// Remembers a platform message id in the caller's transaction; `false` when it was there.
+async fn first_sight(
+    conn: &impl ConnectionTrait,
+    message_id: &str,
+    now: i64,
+) -> Result<bool, DbErr> {
+    let n = platform_inbound_seen::Entity::insert(platform_inbound_seen::ActiveModel {
+        message_id: Set(message_id.to_owned()),
+        created_at: Set(now),
     })
+    .on_conflict(
+        OnConflict::column(platform_inbound_seen::Column::MessageId)
+            .do_nothing()
+            .to_owned(),
+    )
+    .exec_without_returning(conn)
+    .await?;
+    Ok(n == 1)
 }
 
 /// The contact a `CONTACT_PHONE_EXISTS` conflict names.

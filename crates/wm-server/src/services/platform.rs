@@ -4,10 +4,12 @@
 //! campaigns whose template became unusable), quality updates to sender numbers.
 //!
 //! Applying is idempotent: statuses only move recipients forward, inbound message ids are
-//! remembered, and the rest are plain overwrites. So the platform's redeliveries, and a
-//! replay after a crash, change nothing twice.
+//! remembered in the very transaction that applies the message, and the rest are plain
+//! overwrites. So the platform's redeliveries, and a replay after a crash, change nothing
+//! twice; and an event whose application fails is not marked processed but applied again
+//! when its claim lapses, so nothing is lost to a passing failure.
 
-use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter,
     QueryOrder, QuerySelect,
@@ -25,8 +27,12 @@ use crate::provider::whatsapp::webhook::PlatformEvent;
 use crate::services::{inbound, sending, statuses};
 use crate::state::AppState;
 
-/// How long a worker holds an event it is applying.
-const CLAIM_MS: i64 = 15_000;
+/// How long a worker holds an event it is applying; an event whose application failed is
+/// tried again when this lapses.
+pub const CLAIM_MS: i64 = 15_000;
+/// How long an event that keeps failing is retried: the platform's own redelivery horizon
+/// and the retention of what [`purge`] forgets (7 days).
+const GIVE_UP_MS: i64 = 7 * 24 * 3_600_000;
 
 /// Keeps a verified webhook body; returns its id.
 pub async fn keep(state: &AppState, provider: &str, payload: String) -> ApiResult<Uuid> {
@@ -106,13 +112,21 @@ async fn apply_one(state: &AppState, id: Uuid) -> anyhow::Result<bool> {
     else {
         return Ok(false);
     };
-    match crate::provider::whatsapp::webhook::parse(row.payload.as_bytes()) {
-        Ok(events) => {
-            for e in events {
-                apply_event(state, e).await?;
-            }
+    let applied = match crate::provider::whatsapp::webhook::parse(row.payload.as_bytes()) {
+        Ok(events) => apply_events(state, events).await,
+        Err(e) => {
+            tracing::warn!(event = %id, error = %e, "a platform webhook could not be read");
+            Ok(())
         }
-        Err(e) => tracing::warn!(event = %id, error = %e, "a platform webhook could not be read"),
+    };
+    if let Err(e) = applied {
+        // Left claimed: applied again once the claim lapses (what was applied already
+        // is not applied twice), until the platform itself has stopped redelivering.
+        if row.received_at > now - GIVE_UP_MS {
+            tracing::warn!(event = %id, error = %format!("{e:#}"), "a platform webhook was not applied; it is retried");
+            return Ok(false);
+        }
+        tracing::error!(event = %id, error = %format!("{e:#}"), "a platform webhook could not be applied for days; given up");
     }
     platform_event::Entity::update_many()
         .col_expr(
@@ -123,6 +137,13 @@ async fn apply_one(state: &AppState, id: Uuid) -> anyhow::Result<bool> {
         .exec(&state.db.conn)
         .await?;
     Ok(true)
+}
+
+async fn apply_events(state: &AppState, events: Vec<PlatformEvent>) -> anyhow::Result<()> {
+    for e in events {
+        apply_event(state, e).await?;
+    }
+    Ok(())
 }
 
 /// Forgets, after the retention period, applied platform webhooks, the inbound ids kept to
@@ -181,24 +202,21 @@ async fn apply_event(state: &AppState, e: PlatformEvent) -> anyhow::Result<()> {
             let Some(number) = number_by_platform_id(conn, &phone_number_id).await? else {
                 return Ok(());
             };
-            if !first_sight(state, &message_id).await? {
-                return Ok(());
-            }
             let body = Inbound {
                 channel_type: ChannelType::MessagingAppA,
                 external_id: from,
                 full_name: name,
             };
-            if let Err(e) = inbound::inbound_replying(
+            // Seen and applied in one transaction; an error leaves the event to be retried.
+            inbound::platform_message(
                 state,
                 number.organization_id,
                 body,
                 context_id.as_deref(),
+                &message_id,
             )
             .await
-            {
-                tracing::warn!(message = %message_id, error = ?e, "an inbound message was not applied");
-            }
+            .map_err(|e| anyhow::anyhow!("inbound message {message_id}: {e}"))?;
         }
         PlatformEvent::TemplateStatus {
             waba_id,
@@ -229,24 +247,6 @@ async fn apply_event(state: &AppState, e: PlatformEvent) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Remembers an inbound message id; `false` when it was seen before (a redelivery).
-async fn first_sight(state: &AppState, message_id: &str) -> anyhow::Result<bool> {
-    let txn = state.db.write().await?;
-    let n = platform_inbound_seen::Entity::insert(platform_inbound_seen::ActiveModel {
-        message_id: Set(message_id.to_owned()),
-        created_at: Set(state.now_ms()),
-    })
-    .on_conflict(
-        OnConflict::column(platform_inbound_seen::Column::MessageId)
-            .do_nothing()
-            .to_owned(),
-    )
-    .exec_without_returning(&*txn)
-    .await?;
-    txn.commit().await?;
-    Ok(n == 1)
 }
 
 /// A template's status changed at the platform: stored on every organisation's copy (the

@@ -464,9 +464,12 @@ pub async fn complete_if_done(
     Ok(true)
 }
 
-/// Marks the contact's campaign message that was replied to (by the platform's id of the
-/// message quoted, when the reply quotes one) or else their latest one (SENT, DELIVERED or
-/// READ) as REPLIED.
+/// Marks the contact's campaign message that was replied to as REPLIED: the message the
+/// reply quotes (the platform's id in `replied_to`) when it is one of ours, else their
+/// latest SENT, DELIVERED or READ one. A reply that quotes a known message credits that
+/// message only, once: were it already REPLIED (a second answer to the same message), the
+/// fallback would credit some other campaign with a reply it never got. `false` when
+/// nothing was marked.
 pub async fn mark_replied(
     conn: &impl ConnectionTrait,
     org: Uuid,
@@ -476,32 +479,36 @@ pub async fn mark_replied(
 ) -> Result<bool, DbErr> {
     use RecipientStatus as R;
     let open = [R::Sent.as_str(), R::Delivered.as_str(), R::Read.as_str()];
-    let base = || {
+    let mine = || {
         recipient::Entity::find()
             .filter(recipient::Column::OrganizationId.eq(org))
             .filter(recipient::Column::ContactId.eq(contact))
-            .filter(recipient::Column::Status.is_in(open))
     };
     let quoted = match replied_to {
         Some(id) => {
-            base()
+            mine()
                 .filter(recipient::Column::ProviderMessageId.eq(id))
                 .one(conn)
                 .await?
         }
         None => None,
     };
-    let latest = match quoted {
-        Some(r) => Some(r),
+    let r = match quoted {
+        Some(r) if open.contains(&r.status.as_str()) => r,
+        // Known, but already replied to (or never reached the person): nothing to credit.
+        Some(_) => return Ok(false),
         None => {
-            base()
+            let latest = mine()
+                .filter(recipient::Column::Status.is_in(open))
                 .order_by_desc(recipient::Column::SentAt)
                 .one(conn)
-                .await?
+                .await?;
+            let Some(r) = latest else { return Ok(false) };
+            r
         }
     };
-    let Some(r) = latest else { return Ok(false) };
-    recipient::Entity::update_many()
+    // Still open under the write: two deliveries of one reply credit it once.
+    let marked = recipient::Entity::update_many()
         .col_expr(recipient::Column::Status, Expr::val(R::Replied.as_str()))
         .col_expr(recipient::Column::RepliedAt, Expr::val(now))
         .col_expr(
@@ -509,8 +516,13 @@ pub async fn mark_replied(
             Expr::col(recipient::Column::DeliveredAt).if_null(now),
         )
         .filter(recipient::Column::Id.eq(r.id))
+        .filter(recipient::Column::Status.is_in(open))
         .exec(conn)
-        .await?;
+        .await?
+        .rows_affected;
+    if marked == 0 {
+        return Ok(false);
+    }
     crate::services::automations::on_campaign_replied(conn, org, contact, r.campaign_id, r.id, now)
         .await?;
     Ok(true)

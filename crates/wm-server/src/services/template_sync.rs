@@ -1,13 +1,21 @@
 //! `POST /admin/organizations/{orgId}/templates/sync`: the organisation's templates as the
 //! platform has them. Every WhatsApp Business Account of the organisation's numbers (read
 //! with that number's token) is listed, all pages, and upserted by (name, language) with
-//! category, status and body text. Templates the platform does not have are left as they are.
+//! category, status and body text.
+//!
+//! Templates no account lists are left as they are and reported (`left`, `leftTemplates`):
+//! wm cannot tell a template deleted at the platform from one the operator added here (the
+//! simulated platform's, or a number whose account has no token any more), so it changes
+//! neither; one the platform really dropped pauses its campaign with TEMPLATE_NOT_FOUND
+//! when sent, and the list tells the operator which to review.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
-use sea_orm::{ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder,
+};
 use uuid::Uuid;
-use wm_types::campaigns::{TemplateCategory, TemplateStatus, TemplateSync};
+use wm_types::campaigns::{TemplateCategory, TemplateRef, TemplateStatus, TemplateSync};
 
 use crate::db::entities::{phone_number, template};
 use crate::db::tenant::in_org;
@@ -52,6 +60,7 @@ pub async fn sync(state: &AppState, org: Uuid) -> ApiResult<TemplateSync> {
         accounts: accounts.len() as u64,
         ..Default::default()
     };
+    let mut listed_keys: HashSet<(String, String)> = HashSet::new();
     for (waba, token) in &accounts {
         let listed = client.list_templates(waba, token).await.map_err(|e| {
             ApiError::business(
@@ -63,6 +72,7 @@ pub async fn sync(state: &AppState, org: Uuid) -> ApiResult<TemplateSync> {
         let now = state.now_ms();
         let txn = state.db.write().await?;
         for t in listed {
+            listed_keys.insert((t.name.clone(), t.language.clone()));
             let category = TemplateCategory::parse(&t.category)
                 .unwrap_or(TemplateCategory::Marketing)
                 .as_str()
@@ -106,5 +116,21 @@ pub async fn sync(state: &AppState, org: Uuid) -> ApiResult<TemplateSync> {
         }
         txn.commit().await?;
     }
+    let left: Vec<TemplateRef> = in_org::<template::Entity>(org)
+        .order_by_asc(template::Column::Name)
+        .order_by_asc(template::Column::Language)
+        .all(&state.db.conn)
+        .await?
+        .into_iter()
+        .filter(|t| !listed_keys.contains(&(t.name.clone(), t.language.clone())))
+        .map(|t| TemplateRef {
+            id: t.id,
+            status: TemplateStatus::parse(&t.status).unwrap_or(TemplateStatus::Unknown),
+            name: t.name,
+            language: t.language,
+        })
+        .collect();
+    out.left = left.len() as u64;
+    out.left_templates = left;
     Ok(out)
 }

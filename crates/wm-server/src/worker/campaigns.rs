@@ -4,8 +4,9 @@
 //! campaigns with nothing left.
 //!
 //! Crash safety: a batch is charged and queued in one transaction before any platform call;
-//! each message carries its recipient id as idempotency key, so a message re-sent after a
-//! crash is not sent twice, and nothing is charged twice. Sending is leased per campaign
+//! each recipient's attempt is recorded before its call and never made again (see
+//! [`super::dispatch`]), so nothing is sent or charged twice; receipts are acknowledged
+//! only once applied, so none is lost. Sending is leased per campaign
 //! (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so replicas do not send the same campaign.
 
 use sea_orm::sea_query::Expr;
@@ -314,7 +315,8 @@ impl CampaignWorker {
         Ok(())
     }
 
-    /// Delivery receipts the platform has for us.
+    /// Delivery receipts the platform has for us: applied, then acknowledged (a crash in
+    /// between gets them again, and applying one twice changes nothing).
     async fn apply_receipts(&self, out: &mut Outcome) -> anyhow::Result<()> {
         let updates = self
             .state
@@ -333,6 +335,11 @@ impl CampaignWorker {
             }
         }
         txn.commit().await?;
+        self.state
+            .provider
+            .acknowledge(&updates)
+            .await
+            .map_err(|e| anyhow::anyhow!(e.to_string()))?;
         Ok(())
     }
 

@@ -4,12 +4,19 @@
 //!
 //! What the platform answers decides what happens (the table lives in wm-core): SENT;
 //! FAILED and refunded (and the contact opted out when the person asked); back in the queue
-//! after a backoff (rate limits, outages: charged once, the campaign's pass ends so the
-//! platform is not hammered); the campaign paused with a `stopReason` (token, account,
-//! template); or, when the outcome is unknown, left in SENDING for a status webhook or the
-//! reconciliation window.
+//! after a backoff (rate limits, outages: charged once, and the campaign is held for that
+//! backoff so the platform is not hammered); the campaign paused with a `stopReason`
+//! (token, account, template); or, when the outcome is unknown, left in SENDING for a
+//! status webhook or the reconciliation window.
+//!
+//! A pause or a retry-later stops the chunk at once, not when it is done: the calls already
+//! made finish and are recorded, the ones not started are not made (their recipients stay
+//! queued, unclaimed and charged once), so an expired token costs at most
+//! [`SEND_CONCURRENCY`] refused calls, not a chunk's worth.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
 use sea_orm::sea_query::{Expr, Query};
@@ -41,14 +48,16 @@ const CHUNK: u64 = 200;
 const CHUNK_SECS: u64 = 5;
 /// Campaigns sent side by side in one pass.
 const CAMPAIGNS_AT_ONCE: usize = 4;
-/// Platform calls in flight at once for one campaign.
-const SEND_CONCURRENCY: usize = 16;
+/// Platform calls in flight at once for one campaign: also the most calls a campaign makes
+/// after the platform's first answer that stops it (they were already under way).
+pub const SEND_CONCURRENCY: usize = 16;
 
 /// What became of one message.
 enum Result1 {
     Sent,
     Rejected,
-    Retry,
+    /// Back in the queue until this time (ms).
+    Retry(i64),
     Paused(String, String),
     Ambiguous,
     Skipped,
@@ -85,7 +94,11 @@ pub async fn send_queued(state: &AppState, out: &mut Outcome) -> anyhow::Result<
         });
         let mut first_error = None;
         for (id, result, mine) in futures::future::join_all(runs).await {
-            release(state, id).await?;
+            let hold = match &result {
+                Ok(hold) => *hold,
+                Err(_) => None,
+            };
+            release(state, id, hold).await?;
             out.add(&mine);
             if let Err(e) = result {
                 first_error.get_or_insert(e);
@@ -181,12 +194,11 @@ async fn with_heartbeat<T>(
     out
 }
 
-async fn release(state: &AppState, id: Uuid) -> anyhow::Result<()> {
+/// Lets the campaign go; `hold`: not leased again (by any replica) before that time, the
+/// platform having asked to retry later.
+async fn release(state: &AppState, id: Uuid, hold: Option<i64>) -> anyhow::Result<()> {
     campaign::Entity::update_many()
-        .col_expr(
-            campaign::Column::LockedUntil,
-            Expr::val(Option::<i64>::None),
-        )
+        .col_expr(campaign::Column::LockedUntil, Expr::val(hold))
         .filter(campaign::Column::Id.eq(id))
         .exec(&state.db.conn)
         .await?;
@@ -212,23 +224,26 @@ pub fn account(state: &AppState, sender: &phone_number::Model) -> Option<Platfor
     })
 }
 
+/// Sends the campaign's ready messages chunk by chunk until none is left or the platform
+/// stops it; `Some(time)` when the platform asked to retry later: the campaign is held
+/// until then (the earliest backoff among the messages it refused).
 async fn send_campaign(
     state: &AppState,
     c: &campaign::Model,
     out: &mut Outcome,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<i64>> {
     let conn = &state.db.conn;
     let Some(sender) = phone_number::Entity::find_by_id(c.phone_number_id)
         .one(conn)
         .await?
     else {
-        return Ok(());
+        return Ok(None);
     };
     let Some(tpl) = template::Entity::find_by_id(c.template_id)
         .one(conn)
         .await?
     else {
-        return Ok(());
+        return Ok(None);
     };
     let account = account(state, &sender);
     let own_mps = sender.mps.and_then(|n| u32::try_from(n).ok());
@@ -242,7 +257,7 @@ async fn send_campaign(
     let vars = templates::parse_variables(&vars_json, &positions).unwrap_or_default();
     loop {
         if state.stopping() {
-            return Ok(());
+            return Ok(None);
         }
         // A pause stops the remaining messages; sent ones stay sent.
         let status = campaign::Entity::find_by_id(c.id)
@@ -250,11 +265,11 @@ async fn send_campaign(
             .await?
             .map(|c| c.status);
         if status.as_deref() != Some(CampaignStatus::Sending.as_str()) {
-            return Ok(());
+            return Ok(None);
         }
         let batch = attempts::ready_batch(conn, c.id, chunk, state.now_ms()).await?;
         if batch.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let ids: Vec<Uuid> = batch.iter().map(|r| r.contact_id).collect();
         let contacts: HashMap<Uuid, contact::Model> = contact::Entity::find()
@@ -264,7 +279,7 @@ async fn send_campaign(
             .into_iter()
             .map(|k| (k.id, k))
             .collect();
-        let jobs: Vec<(recipient::Model, OutboundMessage, Option<&'static str>)> = batch
+        let jobs: Vec<(recipient::Model, OutboundMessage, Option<String>)> = batch
             .into_iter()
             .map(|r| {
                 let k = contacts.get(&r.contact_id);
@@ -275,6 +290,12 @@ async fn send_campaign(
                     company: k.and_then(|k| k.company.as_deref()),
                     country: k.and_then(|k| k.country.as_deref()),
                 };
+                // A variable this contact has no value for: refunded, not sent.
+                let (parameters, empty) =
+                    match templates::parameters(&tpl.body_text, &vars, &values) {
+                        Ok(p) => (p, None),
+                        Err(e) => (Vec::new(), Some(e.to_string())),
+                    };
                 let message = OutboundMessage {
                     correlation_id: r.id.to_string(),
                     from: sender.number_e164.clone(),
@@ -282,26 +303,32 @@ async fn send_campaign(
                     to: r.phone.clone(),
                     template: tpl.name.clone(),
                     language: tpl.language.clone(),
-                    parameters: templates::parameters(&tpl.body_text, &vars, &values),
+                    parameters,
                     body: templates::render(&tpl.body_text, &vars, &values),
                 };
                 // The contact may have opted out since the batch was charged: refunded, not sent.
                 let blocked = k
                     .and_then(|k| messageable(k.opted_out, k.consent_given, Some(())).err())
-                    .map(|why| why.reason());
+                    .map(|why| why.reason().to_owned())
+                    .or(empty);
                 (r, message, blocked)
             })
             .collect();
+        // Raised by the first answer that stops the chunk.
+        let halt = Arc::new(AtomicBool::new(false));
         let mut calls: Vec<futures::future::BoxFuture<'static, anyhow::Result<Result1>>> =
             Vec::with_capacity(jobs.len());
         for (r, m, blocked) in jobs {
             calls.push(Box::pin(one(
                 state.clone(),
-                sender.id,
-                own_mps,
+                Sender {
+                    id: sender.id,
+                    own_mps,
+                },
                 r,
                 m,
                 blocked,
+                halt.clone(),
             )));
         }
         let span = tracing::info_span!("campaign_chunk", messages = calls.len());
@@ -324,7 +351,7 @@ async fn send_campaign(
             provider,
             Source::Campaign,
             "unavailable",
-            count(|r| matches!(r, Result1::Retry)),
+            count(|r| matches!(r, Result1::Retry(_))),
         );
         metrics::messages_failed(
             provider,
@@ -334,13 +361,15 @@ async fn send_campaign(
         );
         tracing::info!(sent, rejected, "chunk sent");
         let mut stop = false;
+        let mut hold: Option<i64> = None;
         for r in results {
             match r {
                 Result1::Sent => out.sent += 1,
                 Result1::Rejected => out.rejected += 1,
-                Result1::Retry => {
+                Result1::Retry(until) => {
                     out.retried += 1;
                     stop = true;
+                    hold = Some(hold.map_or(until, |h| h.min(until)));
                 }
                 Result1::Paused(stop_reason, reason) => {
                     pause(state, c, &stop_reason, &reason).await?;
@@ -352,25 +381,33 @@ async fn send_campaign(
             }
         }
         if stop {
-            return Ok(());
+            return Ok(hold);
         }
         tokio::task::yield_now().await;
     }
 }
 
-/// One message: claim, call, record.
+/// The number a chunk is sent from, and its own pace.
+#[derive(Clone, Copy)]
+struct Sender {
+    id: Uuid,
+    own_mps: Option<u32>,
+}
+
+/// One message: claim, call, record. Not made once `halt` is raised (by this chunk's first
+/// answer that pauses the campaign or asks to retry later); raises it on such an answer.
 async fn one(
     state: AppState,
-    sender: Uuid,
-    own_mps: Option<u32>,
+    sender: Sender,
     r: recipient::Model,
     m: OutboundMessage,
-    blocked: Option<&'static str>,
+    blocked: Option<String>,
+    halt: Arc<AtomicBool>,
 ) -> anyhow::Result<Result1> {
     let r = &r;
     if let Some(reason) = blocked {
         let txn = state.db.write().await?;
-        let done = attempts::rejected(&*txn, r, reason, false, state.now_ms()).await?;
+        let done = attempts::rejected(&*txn, r, &reason, false, state.now_ms()).await?;
         txn.commit().await?;
         return Ok(if done {
             Result1::Rejected
@@ -378,9 +415,12 @@ async fn one(
             Result1::Skipped
         });
     }
-    state.pacer.wait(sender, own_mps).await?;
-    if state.stopping() {
-        // Not claimed: whoever takes the campaign over sends it.
+    if halt.load(Ordering::SeqCst) {
+        return Ok(Result1::Skipped);
+    }
+    state.pacer.wait(sender.id, sender.own_mps).await?;
+    if state.stopping() || halt.load(Ordering::SeqCst) {
+        // Not claimed: whoever takes the campaign over (or the next pass) sends it.
         return Ok(Result1::Skipped);
     }
     {
@@ -392,6 +432,12 @@ async fn one(
         }
     }
     let answer = state.provider.send(&m).await;
+    if matches!(
+        answer,
+        Err(SendError::RetryLater(_) | SendError::Paused { .. })
+    ) {
+        halt.store(true, Ordering::SeqCst);
+    }
     let now = state.now_ms();
     let txn = state.db.write().await?;
     let result = match answer {
@@ -406,7 +452,7 @@ async fn one(
         Err(SendError::RetryLater(reason)) => {
             tracing::warn!(recipient = %r.id, %reason, "the platform asked to retry later");
             attempts::retry_later(&*txn, r, now).await?;
-            Result1::Retry
+            Result1::Retry(now + attempts::backoff_ms(r.retries))
         }
         Err(SendError::Paused {
             stop_reason,

@@ -181,3 +181,33 @@ async fn a_restart_mid_send_sends_and_charges_each_recipient_exactly_once() {
         "charged exactly once"
     );
 }
+
+#[tokio::test]
+async fn receipts_taken_but_not_applied_before_a_crash_are_not_lost() {
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 5, "t").await;
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
+    top_up(&org, 10.0).await;
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    // A worker sends, takes the simulated platform's receipts, and dies before it applies
+    // them.
+    let crashed = app.restart(None);
+    let mut out = wm_server::worker::campaigns::Outcome::default();
+    wm_server::worker::dispatch::send_queued(&crashed, &mut out)
+        .await
+        .unwrap();
+    assert_eq!(out.sent, 5);
+    let taken = crashed.provider.receipts().await.unwrap();
+    assert_eq!(taken.len(), 5);
+    drop((taken, crashed));
+    // Restarted: the receipts are still there for it.
+    app.send_pass().await;
+    let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
+    assert_eq!(c["status"], "COMPLETED", "{c}");
+    assert_eq!(c["stats"]["delivered"], 5, "{c}");
+    assert_eq!(c["stats"]["pending"], 0);
+}

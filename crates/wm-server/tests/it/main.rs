@@ -42,3 +42,6 @@ mod webhooks_ssrf;
 mod whatsapp;
 mod whatsapp_intake;
 mod whatsapp_kit;
+mod whatsapp_numbers;
+mod whatsapp_replies;
+mod whatsapp_stops;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use axum::http::Method;
 use serde_json::json;
-use wm_fake_graph::{Delivery, Injection, StatusOptions};
+use wm_fake_graph::{AttemptOutcome, Delivery, Injection, StatusOptions};
 
 use crate::support::ledger;
 use crate::whatsapp_kit::{
@@ -27,17 +27,31 @@ async fn a_thousand_recipients_go_out_exactly_once_through_bursts_and_refusals()
     let tpl = synced_template(&org, "promo").await;
     let people = people(&org, 1000).await;
     let ids: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
-    // A few numbers are not on WhatsApp (reported after acceptance, as the platform does),
-    // one person stopped marketing messages, and the number hits 130429 twice.
+    // A few numbers are not on WhatsApp: most reported after acceptance, as the platform
+    // usually does, some refused by the send call itself. One person stopped marketing
+    // messages, and the number hits 130429 twice: a burst at the start and one mid-way.
     let undeliverable: Vec<&str> = people[10..14].iter().map(|(_, p)| p.as_str()).collect();
     for p in &undeliverable {
         wa.fake
             .inject(Injection::new(to(p), 131026).mode(Delivery::Async));
     }
+    let refused_now: Vec<&str> = people[20..23].iter().map(|(_, p)| p.as_str()).collect();
+    for p in &refused_now {
+        wa.fake
+            .inject(Injection::new(to(p), 131026).mode(Delivery::Sync));
+    }
     let (stopped_id, stopped_phone) = people[500].clone();
     wa.fake
         .inject(Injection::new(to(&stopped_phone), 131050).mode(Delivery::Async));
     wa.fake.throttle_next(PNID, 5, 130429);
+    let mid_burst: Vec<String> = people[600..603].iter().map(|(_, p)| to(p)).collect();
+    for p in &mid_burst {
+        wa.fake.inject(
+            Injection::new(p.clone(), 130429)
+                .mode(Delivery::Sync)
+                .times(1),
+        );
+    }
     let id = campaign(&org, &number_id, &tpl, &ids).await;
     let price = org.price_of_one(&id).await;
     org.admin(
@@ -53,13 +67,30 @@ async fn a_thousand_recipients_go_out_exactly_once_through_bursts_and_refusals()
     let c = drive(&wa, &org, &id, 40).await;
     assert_eq!(c["status"], "COMPLETED", "{c}");
 
-    // Every person got exactly one message (the fake counts what it accepted).
+    // Every person got exactly one message (the fake counts what it accepted), except
+    // those the send call refused for good.
     let mut per_person: HashMap<String, usize> = HashMap::new();
     for m in wa.fake.accepted() {
         *per_person.entry(m.to.clone()).or_default() += 1;
     }
-    assert_eq!(per_person.len(), 1000);
+    assert_eq!(per_person.len(), 1000 - refused_now.len());
     assert!(per_person.values().all(|n| *n == 1), "a person got two");
+    for p in &refused_now {
+        assert!(!per_person.contains_key(&to(p)), "{p} was refused");
+    }
+    // Both bursts were answered 130429 and retried: each throttled person was accepted
+    // later, once (and charged once: see the ledger below).
+    let throttled: Vec<String> = wa
+        .fake
+        .attempts()
+        .into_iter()
+        .filter(|a| matches!(a.outcome, AttemptOutcome::Refused { code: 130429, .. }))
+        .filter_map(|a| a.to)
+        .collect();
+    assert_eq!(throttled.len(), 5 + mid_burst.len(), "{throttled:?}");
+    for p in mid_burst.iter().chain(&throttled) {
+        assert_eq!(per_person.get(p), Some(&1), "{p} after its 130429");
+    }
     // Paced at the number's 80 messages per second: evenly spaced slots (the pacer's own
     // spacing is checked in `replicas`), measured here at the fake's side of
     // loopback, after each message's claim transaction: on SQLite's single writer that
@@ -83,7 +114,7 @@ async fn a_thousand_recipients_go_out_exactly_once_through_bursts_and_refusals()
         Some(36)
     );
 
-    let failed = undeliverable.len() as u64 + 1;
+    let failed = (undeliverable.len() + refused_now.len()) as u64 + 1;
     assert_eq!(c["stats"]["total"], 1000);
     assert_eq!(c["stats"]["failed"], failed);
     assert_eq!(c["stats"]["delivered"], 1000 - failed);
@@ -183,4 +214,74 @@ async fn an_unconfirmed_attempt_fails_as_outcome_unknown_after_the_window() {
     assert_eq!(ledger(&w, "REFUND").len(), 1);
     assert!(w["balance"].as_f64().unwrap() > balance_after_charge);
     assert_eq!(wa.fake.accepted_count(), 3, "nothing was sent twice");
+}
+
+#[tokio::test]
+async fn a_contact_without_the_variable_field_fails_before_the_call_and_is_refunded() {
+    let wa = Wa::start(StatusOptions::default()).await;
+    wa.template("promo", "Hola {{1}}, llegó la promo");
+    let org = wa.app.org().await;
+    let number_id = number(&org).await;
+    let tpl = synced_template(&org, "promo").await;
+    let mut ids = Vec::new();
+    for (i, company) in [Some("ACME"), None, Some("  ")].into_iter().enumerate() {
+        let c = org
+            .contact(
+                json!({"fullName": format!("Ana {i}"), "primaryPhone": format!("+52155120000{i}"),
+                            "company": company, "consent": {"given": true}}),
+            )
+            .await;
+        ids.push(c["id"].as_str().unwrap().to_owned());
+    }
+    let c = org
+        .post(
+            "/campaigns",
+            json!({"name": "Empresas", "phoneNumberId": number_id, "templateId": tpl,
+                   "variables": {"1": "{{company}}"}}),
+        )
+        .await
+        .ok(201);
+    let id = c["id"].as_str().unwrap().to_owned();
+    org.post(
+        &format!("/campaigns/{id}/recipients"),
+        json!({"contactIds": ids}),
+    )
+    .await
+    .ok(200);
+    let price = org.price_of_one(&id).await;
+    org.admin(
+        Method::POST,
+        "/wallet/top-ups",
+        Some(json!({"amount": 10.0})),
+    )
+    .await
+    .ok(201);
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    let c = drive(&wa, &org, &id, 5).await;
+    assert_eq!(c["status"], "COMPLETED", "{c}");
+    assert_eq!(c["stats"]["delivered"], 1);
+    assert_eq!(c["stats"]["failed"], 2);
+    // Only the contact with a company was called; nobody got an empty parameter.
+    let attempts = wa.fake.attempts();
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    assert_eq!(wa.fake.accepted()[0].body_params, vec!["ACME".to_owned()]);
+    let why = "Template variable {{1}} (company) is empty for this contact";
+    let failed = org
+        .get(&format!("/campaigns/{id}/recipients?filter=failed"))
+        .await
+        .ok(200);
+    let reasons: Vec<&str> = failed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["errorMessage"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons, vec![why, why], "{failed}");
+    // Charged for three, two refunded.
+    let w = org.get("/wallet").await.ok(200);
+    assert_eq!(ledger(&w, "REFUND").len(), 2);
+    let spent = 10.0 - w["balance"].as_f64().unwrap();
+    assert!((spent - price).abs() < 1e-6, "{spent}");
 }

@@ -271,17 +271,43 @@ async fn template_sync_reads_every_page_and_upserts() {
         .ok(200);
     assert_eq!(
         r,
-        json!({"accounts": 1, "created": 120, "updated": 0, "unchanged": 0})
+        json!({"accounts": 1, "created": 120, "updated": 0, "unchanged": 0,
+               "left": 0, "leftTemplates": []})
     );
+    // One is paused, one deleted at the platform; the operator added one of their own.
     wa.fake
         .set_template_status(WABA, "t007", "es_MX", TemplateStatus::Paused);
+    assert!(wa.fake.delete_template(WABA, "t010", "es_MX"));
+    let local = org
+        .admin(
+            Method::POST,
+            "/templates",
+            Some(
+                json!({"name": "aviso", "category": "UTILITY", "language": "es_MX",
+                        "bodyText": "Aviso"}),
+            ),
+        )
+        .await
+        .ok(201)["id"]
+        .clone();
+    let list = org.get("/templates").await.ok(200);
+    let t010 = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "t010")
+        .unwrap()["id"]
+        .clone();
     let r = org
         .admin(Method::POST, "/templates/sync", None)
         .await
         .ok(200);
     assert_eq!(
         r,
-        json!({"accounts": 1, "created": 0, "updated": 1, "unchanged": 119})
+        json!({"accounts": 1, "created": 0, "updated": 1, "unchanged": 118, "left": 2,
+               "leftTemplates": [
+                   {"id": local, "name": "aviso", "language": "es_MX", "status": "APPROVED"},
+                   {"id": t010, "name": "t010", "language": "es_MX", "status": "APPROVED"}]})
     );
     let list = org.get("/templates").await.ok(200);
     let t7 = list["data"]
@@ -293,6 +319,14 @@ async fn template_sync_reads_every_page_and_upserts() {
     assert_eq!(t7["status"], "PAUSED");
     assert_eq!(t7["bodyText"], "Texto 7 para {{1}}");
     assert_eq!(t7["category"], "UTILITY");
+    // What the platform no longer lists is left as it was.
+    let t10 = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "t010")
+        .unwrap();
+    assert_eq!(t10["status"], "APPROVED");
     // Phone numbers never show their token.
     let n = org.admin(Method::GET, "/phone-numbers", None).await.ok(200);
     assert_eq!(n["data"][0]["accessTokenSet"], true);
