@@ -52,16 +52,19 @@ fn rss_mb(pid: u32) -> (f64, f64) {
     (field("VmHWM:"), field("VmRSS:"))
 }
 
-/// A CSV of `n` contacts; one in ten is tagged `vip`, one in fifty is a López.
-fn people(n: usize) -> Vec<u8> {
-    let mut csv = String::with_capacity(n * 90 + 64);
-    csv.push_str("fullName,primaryPhone,primaryEmail,company,tags\n");
+/// A CSV of `n` contacts: one in ten is tagged `vip`, one in fifty is a López, one in five
+/// is a customer (`stage`), one in three is owned by `owner`.
+fn people(n: usize, stage: &str, owner: &str) -> Vec<u8> {
+    let mut csv = String::with_capacity(n * 170 + 96);
+    csv.push_str("fullName,primaryPhone,primaryEmail,company,tags,lifecycleStageId,ownerId\n");
     for i in 0..n {
         let last = if i % 50 == 0 { "López" } else { "Pérez" };
         let tags = if i % 10 == 0 { "vip;lead" } else { "lead" };
+        let stage = if i % 5 == 0 { stage } else { "" };
+        let owner = if i % 3 == 0 { owner } else { "" };
         let _ = writeln!(
             csv,
-            "Ana {last} {i},+52155{i:08},ana{i}@example.com,Acme {},{tags}",
+            "Ana {last} {i},+52155{i:08},ana{i}@example.com,Acme {},{tags},{stage},{owner}",
             i % 100
         );
     }
@@ -163,7 +166,21 @@ async fn main() -> anyhow::Result<()> {
                 took
             })
         };
-        let file = ImportFile::csv("people.csv", people(n));
+        let (_, stages) = call(
+            &http,
+            reqwest::Method::GET,
+            format!("{base}/lifecycle-stages"),
+            &key,
+            None,
+        )
+        .await;
+        let customer = stages["data"]
+            .as_array()
+            .and_then(|a| a.iter().find(|s| s["name"] == "Customer"))
+            .and_then(|s| s["id"].as_str())
+            .unwrap_or_default()
+            .to_owned();
+        let file = ImportFile::csv("people.csv", people(n, &customer, &user));
         let started = Instant::now();
         let job = client
             .imports()
@@ -190,12 +207,28 @@ async fn main() -> anyhow::Result<()> {
             n as f64 / took.as_secs_f64()
         );
         let rate = n as f64 / took.as_secs_f64();
-        let deep = (n / 20 / 2).max(1);
+        // Page 10,000 (or the middle page of a smaller organisation).
+        let deep = (n / 20 / 2).clamp(1, 10_000);
         let queries = [
             ("no filter".to_owned(), "pageSize=20".to_owned()),
             ("tag=vip".to_owned(), "tag=vip".to_owned()),
+            (
+                "stage=Customer".to_owned(),
+                format!("lifecycleStageId={customer}"),
+            ),
+            ("owner=user".to_owned(), format!("ownerId={user}")),
+            ("source=IMPORT".to_owned(), "source=IMPORT".to_owned()),
+            (
+                "channel=MESSAGING_APP_A".to_owned(),
+                "channelType=MESSAGING_APP_A".to_owned(),
+            ),
+            ("days=7".to_owned(), "days=7".to_owned()),
             ("tab=customers".to_owned(), "tab=customers".to_owned()),
-            ("q=lopez".to_owned(), "q=lopez".to_owned()),
+            (
+                "tag=vip&tab=no_consent".to_owned(),
+                "tag=vip&tab=no_consent".to_owned(),
+            ),
+            ("q=lópez (2 %)".to_owned(), "q=l%C3%B3pez".to_owned()),
             (format!("page={deep}"), format!("page={deep}&pageSize=20")),
         ];
         let (peak, _) = rss_mb(pid);

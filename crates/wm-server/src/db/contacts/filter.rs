@@ -54,6 +54,35 @@ pub enum SearchPlan {
     Trigrams,
 }
 
+/// A contact the filters select: what its tabs and its place in a page need.
+#[derive(Debug, FromQueryResult)]
+pub struct Match {
+    /// Its id.
+    pub id: Uuid,
+    /// When it was created.
+    pub created_at: i64,
+    /// Its stage.
+    pub stage: Option<Uuid>,
+    /// Whether it gave consent.
+    pub consent: bool,
+}
+
+/// The contacts of `ids`, in that order.
+pub async fn in_order(
+    conn: &impl ConnectionTrait,
+    ids: Vec<Uuid>,
+) -> Result<Vec<contact::Model>, DbErr> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut rows = contact::Entity::find()
+        .filter(contact::Column::Id.is_in(ids.clone()))
+        .all(conn)
+        .await?;
+    rows.sort_by_key(|r| ids.iter().position(|id| *id == r.id));
+    Ok(rows)
+}
+
 /// The contacts a list's filters select (other than the tab).
 pub struct Filters<'a> {
     org: Uuid,
@@ -68,6 +97,28 @@ fn col(c: contact::Column) -> Expr {
 }
 
 impl<'a> Filters<'a> {
+    /// How the search is served.
+    pub fn plan(&self) -> SearchPlan {
+        self.plan
+    }
+
+    /// Every contact the filters select, read once. Under [`SearchPlan::Trigrams`] they
+    /// are few (an eighth of the organisation at most), and one pass over them gives both
+    /// the tabs and the page, where two queries would look each candidate up twice.
+    pub async fn matching(&self, conn: &impl ConnectionTrait) -> Result<Vec<Match>, DbErr> {
+        let q = Query::select()
+            .expr_as(col(contact::Column::Id), Alias::new("id"))
+            .expr_as(col(contact::Column::CreatedAt), Alias::new("created_at"))
+            .expr_as(col(contact::Column::LifecycleStageId), Alias::new("stage"))
+            .expr_as(col(contact::Column::ConsentGiven), Alias::new("consent"))
+            .from(contact::Entity)
+            .cond_where(self.condition(true, true))
+            .to_owned();
+        Match::find_by_statement(conn.get_database_backend().build(&q))
+            .all(conn)
+            .await
+    }
+
     /// The filters of `q` for the organisation, searched as `plan` says.
     pub fn new(org: Uuid, q: &'a ListContactsQuery, now: i64, plan: SearchPlan) -> Self {
         Filters {
@@ -253,15 +304,7 @@ impl<'a> Filters<'a> {
             .into_iter()
             .map(|r| r.id)
             .collect();
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut rows = contact::Entity::find()
-            .filter(contact::Column::Id.is_in(ids.clone()))
-            .all(conn)
-            .await?;
-        rows.sort_by_key(|r| ids.iter().position(|id| *id == r.id));
-        Ok(rows)
+        in_order(conn, ids).await
     }
 
     /// A tag's or a channel's page, read in order from the rows that copy their contact's

@@ -18,7 +18,7 @@ use wm_types::contacts::{ContactList, ContactSummary, ContactTab, ContactTabs, L
 use wm_types::enums::StageCategory;
 
 use super::counts::{self, DAY_MS, Dim, Group, Keys, day_key, owner_key};
-use super::filter::{self, Filters};
+use super::filter::{self, Filters, Match, SearchPlan};
 use super::{Shape, views};
 use crate::db::entities::{contact, contact_tag};
 use crate::db::lookups::{OrgLookups, category};
@@ -278,11 +278,16 @@ pub async fn list(
         now,
         filter::plan(conn.get_database_backend(), &needles, candidates, org_total),
     );
-    let mut groups = match counted(q) {
-        Some((Dim::All, _)) => everyone.clone(),
-        Some((dim, keys)) => counts::read(conn, org, dim, keys).await?,
-        None if q.days.is_some() && only_days(q) => period.clone(),
-        None => filters.count(conn).await?,
+    let matched = match filters.plan() {
+        SearchPlan::Trigrams => Some(filters.matching(conn).await?),
+        SearchPlan::Plain => None,
+    };
+    let mut groups = match (&matched, counted(q)) {
+        (Some(m), _) => group(m),
+        (None, Some((Dim::All, _))) => everyone.clone(),
+        (None, Some((dim, keys))) => counts::read(conn, org, dim, keys).await?,
+        (None, None) if only_days(q) => period.clone(),
+        (None, None) => filters.count(conn).await?,
     };
     if let Some(stage) = q.lifecycle_stage_id
         && (counted(q).is_some() || only_days(q))
@@ -297,6 +302,16 @@ pub async fn list(
     let offset = crate::db::offset(page, page_size);
     let rows = if offset >= total {
         Vec::new()
+    } else if let Some(mut m) = matched {
+        m.retain(|c| match tab {
+            ContactTab::All => true,
+            ContactTab::NoConsent => !c.consent,
+            t => cats.tab_of(c.stage) == Some(t),
+        });
+        m.sort_unstable_by(|a, b| (b.created_at, b.id).cmp(&(a.created_at, a.id)));
+        let at = usize::try_from(offset).unwrap_or(usize::MAX);
+        let n = usize::try_from(page_size).unwrap_or(usize::MAX);
+        filter::in_order(conn, m.iter().skip(at).take(n).map(|c| c.id).collect()).await?
     } else {
         filters
             .page(
@@ -329,6 +344,22 @@ pub async fn list(
         },
         lookups_complete,
     })
+}
+
+/// Matched contacts by stage and consent.
+fn group(matched: &[Match]) -> Vec<Group> {
+    let mut by: HashMap<(Option<Uuid>, bool), i64> = HashMap::new();
+    for m in matched {
+        *by.entry((m.stage, m.consent)).or_default() += 1;
+    }
+    by.into_iter()
+        .map(|((stage, consent), n)| Group {
+            key: String::new(),
+            stage,
+            consent,
+            n,
+        })
+        .collect()
 }
 
 /// Whether `days` is the only filter besides the stage.
