@@ -4,7 +4,8 @@
 //! - [`request_log`]: one `info` line per request in a span carrying its `X-Request-Id`;
 //! - [`metrics`]: the `wm_*` series, declared once, recorded through the `metrics` facade;
 //! - [`exporter`]: the recorder, the `GET /metrics` listener and the database collector;
-//! - [`health`]: readiness (`GET /health/ready`), worker heartbeats and the drain flag.
+//! - [`health`]: readiness (`GET /health/ready`) and the worker pass, over the heartbeats
+//!   and drain flag of [`crate::state::health`].
 //!
 //! Nothing here needs a subscriber or a recorder: a host app that mounts
 //! [`crate::router`] gets request ids and spans, and its own subscriber and recorder (if
