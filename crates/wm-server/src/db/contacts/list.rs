@@ -1,6 +1,6 @@
 //! `GET /contacts`: the page, its tabs, summary and tag list.
 
-use sea_orm::sea_query::{CaseStatement, Expr, Func, Query, SimpleExpr};
+use sea_orm::sea_query::{Expr, Func, Query, SimpleExpr};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait, FromQueryResult,
     QueryFilter, QueryOrder, QuerySelect,
@@ -16,7 +16,7 @@ use wm_types::enums::StageCategory;
 use super::{DAY_MS, Shape, views};
 use crate::db::entities::{contact, contact_tag, identity, lifecycle_stage};
 use crate::db::lookups::OrgLookups;
-use crate::db::{like_contains, lookups};
+use crate::db::{count_if, like_contains, lookups};
 
 /// The stage ids of each category, to express tabs as conditions.
 struct Categories {
@@ -110,14 +110,6 @@ fn filters(org: Uuid, q: &ListContactsQuery, now: i64) -> Condition {
         c = c.add(contact::Column::Id.is_in(ids.clone()));
     }
     c
-}
-
-fn count_if(c: Condition) -> SimpleExpr {
-    let case: SimpleExpr = CaseStatement::new()
-        .case(c, Expr::val(1))
-        .finally(Expr::val(0))
-        .into();
-    Func::coalesce([SimpleExpr::from(Func::sum(case)), Expr::val(0)]).into()
 }
 
 #[derive(Debug, FromQueryResult)]
