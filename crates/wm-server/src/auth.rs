@@ -80,7 +80,7 @@ pub async fn api_key_auth(State(state): State<AppState>, mut req: Request, next:
         Ok(None) => return invalid_key().into_response(),
         Err(e) => return e.into_response(),
     };
-    crate::observe::request_log::record_caller(&ctx);
+    crate::observe::request_log::record_caller(req.extensions(), &ctx);
     let now = state.now_ms();
     if ctx.expires_at.is_some_and(|exp| exp <= now) {
         return ApiError::business(

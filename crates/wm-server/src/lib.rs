@@ -10,9 +10,12 @@
 //! (auth, validated JSON/query, path ids), [`reply`] (success statuses), [`auth`] (the middlewares),
 //! [`keys`] (key format, hash, cache), [`rate_limit`], [`listener`] (connection timeouts and caps), [`routes`]
 //! (one module per resource), [`openapi`] (the document, generated from [`routes`]),
-//! [`admin`] (operator API), [`services`] (use cases),
+//! [`admin`] (operator API), [`services`] (use cases), [`views`] (rows to wire types shared
+//! by the API-key and operator routes),
 //! [`db`] (entities, migrations, queries), [`worker`] (campaigns, webhook deliveries,
-//! automations, contact imports), [`cache`] (organisation lookups), [`ttl`] (the one TTL
+//! automations, contact imports), [`provider`] (the simulated and WhatsApp senders, and
+//! their pacing), [`secrets`] (platform tokens encrypted at rest), [`cache`] (organisation
+//! lookups), [`changes`] (cache invalidation every replica sees), [`ttl`] (the one TTL
 //! map under every cache and limiter), [`demo`],
 //! [`observe`] (request logs, metrics, readiness).
 //!

@@ -1,4 +1,7 @@
-//! `AppState`: what every handler shares (cheap to clone).
+//! `AppState`: what every handler shares (cheap to clone), and [`health`], the heartbeats
+//! and flags readiness reads.
+
+pub mod health;
 
 use std::sync::Arc;
 
@@ -117,7 +120,7 @@ pub struct Inner {
     /// The Cloud API client, for template sync (whatever the sending provider is).
     pub whatsapp: Option<Arc<crate::provider::whatsapp::WhatsAppProvider>>,
     /// Worker heartbeats and the shutdown flag, read by the readiness probe.
-    pub health: crate::observe::health::Health,
+    pub health: health::Health,
     /// Cancelled when the server begins to shut down: workers stop between messages and
     /// deliveries and hand their leases back, so another replica takes over at once.
     pub stop: tokio_util::sync::CancellationToken,

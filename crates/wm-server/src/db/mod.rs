@@ -41,6 +41,17 @@ pub fn like_contains(text: &str) -> sea_orm::sea_query::LikeExpr {
     sea_orm::sea_query::LikeExpr::new(format!("%{escaped}%")).escape('\\')
 }
 
+/// `COALESCE(SUM(CASE WHEN c THEN 1 ELSE 0 END), 0)`: how many rows match `c`, so that
+/// several counts over the same rows (a list's tabs) come from one query.
+pub fn count_if(c: sea_orm::Condition) -> sea_orm::sea_query::SimpleExpr {
+    use sea_orm::sea_query::{CaseStatement, Expr, Func, SimpleExpr};
+    let case: SimpleExpr = CaseStatement::new()
+        .case(c, Expr::val(1))
+        .finally(Expr::val(0))
+        .into();
+    Func::coalesce([SimpleExpr::from(Func::sum(case)), Expr::val(0)]).into()
+}
+
 /// The row offset of a 1-based page. It saturates and stays within `i64` (both databases
 /// take a signed 64-bit offset), so no page number can overflow the arithmetic or the
 /// query builder; the validator bounds `page` long before that.

@@ -78,6 +78,7 @@ pub async fn serve(addr: Option<SocketAddr>, state: &AppState) -> anyhow::Result
     metrics::set_global_recorder(recorder)
         .map_err(|e| anyhow::anyhow!("installing the metrics recorder: {e}"))?;
     super::metrics::describe();
+    super::metrics::cache_global_handles();
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let state = state.clone();

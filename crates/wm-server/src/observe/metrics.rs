@@ -7,10 +7,12 @@
 //! own (`metrics::set_default_local_recorder`). Labels take values from fixed sets only
 //! (matched routes, statuses, outcomes, worker names): never ids.
 
+use std::collections::HashMap;
+use std::sync::{OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use metrics::{counter, gauge, histogram};
+use metrics::{Counter, Gauge, Histogram, counter, gauge, histogram};
 
 use super::health::Worker;
 
@@ -146,19 +148,114 @@ pub fn describe() {
 }
 
 /// One HTTP request answered.
-pub fn http_request(method: &'static str, route: String, status: StatusCode, took: Duration) {
-    let labels = [
-        ("method", metrics::SharedString::const_str(method)),
-        ("route", route.into()),
-        ("status", status.as_str().to_owned().into()),
-    ];
+pub fn http_request(method: &'static str, route: &str, status: StatusCode, took: Duration) {
+    if let Some(http) = HttpSeries::current() {
+        http.record(method, route, status, took);
+        return;
+    }
+    let labels = http_labels(method, route, status);
     counter!("wm_http_requests_total", &labels).increment(1);
     histogram!("wm_http_request_duration_seconds", &labels).record(took);
 }
 
+fn http_labels(
+    method: &'static str,
+    route: &str,
+    status: StatusCode,
+) -> [(&'static str, metrics::SharedString); 3] {
+    [
+        ("method", metrics::SharedString::const_str(method)),
+        ("route", route.to_owned().into()),
+        ("status", status.as_str().to_owned().into()),
+    ]
+}
+
 /// A request started (+1) or ended (-1).
 pub fn in_flight(delta: f64) {
-    gauge!("wm_http_requests_in_flight").increment(delta);
+    match HttpSeries::current() {
+        Some(http) => http.in_flight.increment(delta),
+        None => gauge!("wm_http_requests_in_flight").increment(delta),
+    }
+}
+
+/// The handles of the HTTP series in the global recorder, kept so that a request records
+/// through them: building a key of three labels and finding it in the recorder's registry,
+/// twice per request plus the in-flight gauge, was most of what metrics cost per request
+/// (`benches/observe.rs`). Used only while the global recorder is the current one: a
+/// thread-local recorder (tests) gets the plain lookups.
+struct HttpSeries {
+    /// Address of the global recorder the handles belong to.
+    recorder: usize,
+    in_flight: Gauge,
+    /// Route → (method, status, requests, duration): a handful of entries per route.
+    routes: RwLock<HashMap<Box<str>, Vec<HttpHandles>>>,
+}
+
+struct HttpHandles {
+    method: &'static str,
+    status: StatusCode,
+    requests: Counter,
+    duration: Histogram,
+}
+
+static HTTP: OnceLock<HttpSeries> = OnceLock::new();
+
+/// The address of the recorder `metrics` uses on this thread.
+fn current_recorder() -> usize {
+    metrics::with_recorder(|r| std::ptr::from_ref(r).cast::<()>() as usize)
+}
+
+impl HttpSeries {
+    /// The cached handles, when the current recorder is the global one they belong to.
+    fn current() -> Option<&'static HttpSeries> {
+        HTTP.get().filter(|h| h.recorder == current_recorder())
+    }
+
+    fn record(&self, method: &'static str, route: &str, status: StatusCode, took: Duration) {
+        let record = |list: &[HttpHandles]| {
+            let h = list
+                .iter()
+                .find(|h| h.method == method && h.status == status)?;
+            h.requests.increment(1);
+            h.duration.record(took);
+            Some(())
+        };
+        let routes = self.routes.read().unwrap_or_else(PoisonError::into_inner);
+        if routes.get(route).and_then(|l| record(l)).is_some() {
+            return;
+        }
+        drop(routes);
+        let labels = http_labels(method, route, status);
+        let handles = HttpHandles {
+            method,
+            status,
+            requests: counter!("wm_http_requests_total", &labels),
+            duration: histogram!("wm_http_request_duration_seconds", &labels),
+        };
+        let mut routes = self.routes.write().unwrap_or_else(PoisonError::into_inner);
+        let list = routes.entry(route.into()).or_default();
+        if record(list).is_none() {
+            list.push(handles);
+            record(list);
+        }
+    }
+}
+
+/// Keeps the HTTP series' handles of the global recorder just installed (called once by
+/// [`super::exporter::serve`]). Its address is read on a thread of its own, where no
+/// thread-local recorder can hide it.
+pub(super) fn cache_global_handles() {
+    let global = std::thread::scope(|s| {
+        s.spawn(|| (current_recorder(), gauge!("wm_http_requests_in_flight")))
+            .join()
+    });
+    if let Ok((recorder, in_flight)) = global {
+        let _ = HTTP.set(HttpSeries {
+            recorder,
+            in_flight,
+            routes: RwLock::default(),
+        });
+    }
 }
 
 /// A request refused by the rate limit.
@@ -267,5 +364,60 @@ pub(super) fn set_gauge(name: &'static str, label: Option<(&'static str, &'stati
     match label {
         Some((k, val)) => gauge!(name, k => val).set(v),
         None => gauge!(name).set(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The only test of the crate that installs the global recorder.
+    #[test]
+    fn http_series_reach_the_global_recorder_and_a_local_one_gets_its_own() {
+        let global = super::super::exporter::recorder();
+        let handle = global.handle();
+        assert!(metrics::set_global_recorder(global).is_ok());
+        cache_global_handles();
+        let route = "/api/v1/contacts/{id}";
+        let took = Duration::from_millis(2);
+        for _ in 0..3 {
+            http_request("GET", route, StatusCode::OK, took);
+        }
+        http_request("GET", route, StatusCode::NOT_FOUND, took);
+        http_request("PATCH", route, StatusCode::OK, took);
+        in_flight(1.0);
+        in_flight(1.0);
+        in_flight(-1.0);
+        let local = super::super::exporter::recorder();
+        let local_handle = local.handle();
+        metrics::with_local_recorder(&local, || {
+            http_request("GET", route, StatusCode::OK, took);
+            in_flight(1.0);
+        });
+
+        let line = |method: &str, status: &str, n: u32| {
+            format!(
+                "wm_http_requests_total{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}} {n}"
+            )
+        };
+        let text = handle.render();
+        for want in [
+            line("GET", "200", 3),
+            line("GET", "404", 1),
+            line("PATCH", "200", 1),
+            format!(
+                "wm_http_request_duration_seconds_count{{method=\"GET\",route=\"{route}\",status=\"200\"}} 3"
+            ),
+            "wm_http_requests_in_flight 1".to_owned(),
+        ] {
+            assert!(text.contains(&want), "{want} missing in\n{text}");
+        }
+        let text = local_handle.render();
+        for want in [
+            line("GET", "200", 1),
+            "wm_http_requests_in_flight 1".to_owned(),
+        ] {
+            assert!(text.contains(&want), "{want} missing in\n{text}");
+        }
     }
 }

@@ -10,10 +10,9 @@
 use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Request};
-use axum::http::{HeaderMap, HeaderValue, Method};
+use axum::http::{Extensions, HeaderMap, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::Response;
-use tracing::Instrument;
 use tracing::field::Empty;
 use uuid::Uuid;
 
@@ -66,12 +65,23 @@ pub fn is_sane(id: &[u8]) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
-/// Records the authenticated caller in the current request span (called by the API-key
-/// middleware). Ids only: never the key.
-pub fn record_caller(ctx: &AuthContext) {
-    let span = tracing::Span::current();
-    span.record("org_id", tracing::field::display(ctx.org_id));
-    span.record("key_id", tracing::field::display(ctx.key_id));
+/// The request's span, in the request's extensions so that the API-key middleware records
+/// the caller on it directly ([`record_caller`]) instead of looking the current span up.
+#[derive(Debug, Clone)]
+pub struct RequestSpan(pub tracing::Span);
+
+/// Records the authenticated caller in the request span (called by the API-key middleware
+/// with the request's extensions; the current span when the request was not logged). Ids
+/// only: never the key.
+pub fn record_caller(extensions: &Extensions, ctx: &AuthContext) {
+    let record = |span: &tracing::Span| {
+        span.record("org_id", tracing::field::display(ctx.org_id));
+        span.record("key_id", tracing::field::display(ctx.key_id));
+    };
+    match extensions.get::<RequestSpan>() {
+        Some(RequestSpan(span)) => record(span),
+        None => record(&tracing::Span::current()),
+    }
 }
 
 /// Keeps the in-flight gauge right even when a request is cancelled (the client hung up).
@@ -91,15 +101,17 @@ impl Drop for InFlight {
 }
 
 /// The middleware (applied to every route and the fallback by [`super::wrap`]).
+///
+/// The span is entered on every poll of the inner service (as `Instrument` does, without
+/// its extra span handle), so that any line logged while the request is handled carries the
+/// request id; the closing line is logged in it once the answer is ready.
 pub async fn middleware(mut req: Request, next: Next) -> Response {
     let started = Instant::now();
     let id = RequestId::from_headers(req.headers());
     let method = req.method().clone();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or(UNMATCHED, |p| p.as_str())
-        .to_owned();
+    // The matched route shares its text with the router (no copy per request).
+    let matched = req.extensions().get::<MatchedPath>().cloned();
+    let route = matched.as_ref().map_or(UNMATCHED, MatchedPath::as_str);
     let span = tracing::info_span!(
         "request",
         request_id = %id.as_str(),
@@ -111,8 +123,14 @@ pub async fn middleware(mut req: Request, next: Next) -> Response {
         slow = Empty,
     );
     req.extensions_mut().insert(id.clone());
+    req.extensions_mut().insert(RequestSpan(span.clone()));
     let guard = InFlight::start();
-    let mut response = next.run(req).instrument(span.clone()).await;
+    let mut inner = std::pin::pin!(next.run(req));
+    let mut response = std::future::poll_fn(|cx| {
+        let _entered = span.enter();
+        inner.as_mut().poll(cx)
+    })
+    .await;
     drop(guard);
     let elapsed = started.elapsed();
     let status = response.status();

@@ -413,28 +413,23 @@ pub async fn apply(
         > 0)
 }
 
-/// Completes a sending campaign with nothing pending: COMPLETED and `campaign.finished`.
+/// Completes a sending campaign with nothing pending, as the core's `AllProcessed`
+/// transition `t` says (COMPLETED), and pushes `campaign.finished`.
 pub async fn complete_if_done(
     conn: &impl ConnectionTrait,
     c: &campaign::Model,
+    t: &Transition,
     now: i64,
 ) -> Result<bool, DbErr> {
     if pending_count(conn, c.id).await? > 0 {
         return Ok(false);
     }
-    let done = campaign::Entity::update_many()
-        .col_expr(
-            campaign::Column::Status,
-            Expr::val(CampaignStatus::Completed.as_str()),
-        )
+    let done = transition_update(c.id, &[CampaignStatus::Sending], t, now)
         .col_expr(campaign::Column::CompletedAt, Expr::val(now))
         .col_expr(
             campaign::Column::NextBatchAt,
             Expr::val(Option::<i64>::None),
         )
-        .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
-        .filter(campaign::Column::Id.eq(c.id))
-        .filter(campaign::Column::Status.eq(CampaignStatus::Sending.as_str()))
         .exec(conn)
         .await?
         .rows_affected;
@@ -449,7 +444,7 @@ pub async fn complete_if_done(
         organization_id: c.organization_id,
         campaign_id: c.id,
         name: c.name.clone(),
-        status: CampaignStatus::Completed.as_str().to_owned(),
+        status: t.to.as_str().to_owned(),
         sent: stats.sent,
         failed: stats.failed,
     };

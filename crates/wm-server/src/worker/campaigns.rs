@@ -228,15 +228,9 @@ impl CampaignWorker {
             return Ok(());
         }
         let next = sending::next_batch_at(c.batch_interval_min, now);
-        campaign::Entity::update_many()
-            .col_expr(
-                campaign::Column::Status,
-                Expr::val(CampaignStatus::Sending.as_str()),
-            )
+        sending::transition_update(c.id, &[CampaignStatus::Scheduled], &t, now)
             .col_expr(campaign::Column::StartedAt, Expr::val(now))
             .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
-            .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
-            .filter(campaign::Column::Id.eq(c.id))
             .exec(&*txn)
             .await?;
         txn.commit().await?;
@@ -354,7 +348,7 @@ impl CampaignWorker {
             if sending::pending_count(&self.state.db.conn, c.id).await? > 0 {
                 continue;
             }
-            transition(
+            let t = transition(
                 CampaignStatus::Sending,
                 &Action::AllProcessed,
                 &Facts::default(),
@@ -362,7 +356,7 @@ impl CampaignWorker {
             .map_err(|e| anyhow::anyhow!(e.message()))?;
             let now = self.state.now_ms();
             let txn = self.state.db.write().await?;
-            if sending::complete_if_done(&*txn, &c, now).await? {
+            if sending::complete_if_done(&*txn, &c, &t, now).await? {
                 tracing::info!(campaign_id = %c.id, "campaign completed");
                 out.completed += 1;
             }

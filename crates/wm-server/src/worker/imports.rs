@@ -80,16 +80,21 @@ impl ImportWorker {
         Ok(written)
     }
 
-    /// Prepares a chunk of `job` on a task of its own.
+    /// Prepares a chunk of `job` on a task of its own, in the chunk's `import_chunk` span
+    /// (inside the job's `import` span), where its write runs too.
     fn prepare(&self, job: &contact_import::Model, seq: i32) -> Ahead {
-        let task = tokio::spawn(process::prepare(
-            self.state.clone(),
-            job.id,
-            job.organization_id,
-            job.user_id,
-            seq,
-        ));
-        Ahead { seq, task }
+        let span = tracing::info_span!("import_chunk", import_id = %job.id, chunk = seq);
+        let task = tokio::spawn(
+            process::prepare(
+                self.state.clone(),
+                job.id,
+                job.organization_id,
+                job.user_id,
+                seq,
+            )
+            .instrument(span.clone()),
+        );
+        Ahead { seq, task, span }
     }
 
     /// Writes the job's chunks from where it stands, preparing each next chunk while the
@@ -115,10 +120,15 @@ impl ImportWorker {
                 ahead = Some(self.prepare(job, seq + 1));
             }
             let lease_until = self.state.now_ms() + LEASE_MS;
-            let outcome = match current.finish().await {
-                Ok(prepared) => process::write(&self.state, job, prepared, lease_until).await,
-                Err(e) => Err(e),
-            };
+            let span = current.span.clone();
+            let outcome = async {
+                match current.finish().await {
+                    Ok(prepared) => process::write(&self.state, job, prepared, lease_until).await,
+                    Err(e) => Err(e),
+                }
+            }
+            .instrument(span.clone())
+            .await;
             match outcome {
                 Ok(true) => {
                     job.next_chunk = seq + 1;
@@ -130,7 +140,9 @@ impl ImportWorker {
                 Ok(false) => return Ok(written),
                 Err(e) => {
                     failures += 1;
-                    tracing::warn!(chunk = seq, error = %format!("{e:#}"), "import chunk failed");
+                    span.in_scope(|| {
+                        tracing::warn!(error = %format!("{e:#}"), "import chunk failed");
+                    });
                     if failures >= ATTEMPTS {
                         let message = format!("rows of chunk {seq} could not be written: {e}");
                         let now = self.state.now_ms();
@@ -162,6 +174,7 @@ impl ImportWorker {
 struct Ahead {
     seq: i32,
     task: tokio::task::JoinHandle<anyhow::Result<Prepared>>,
+    span: tracing::Span,
 }
 
 impl Ahead {

@@ -393,6 +393,91 @@ async fn collector_gauges_show_waiting_work() {
     assert!((90.0..100.0).contains(&lag), "{lag}");
 }
 
+#[tokio::test]
+async fn metrics_count_requests_refused_by_the_rate_limit() {
+    let recorder = exporter::recorder();
+    let handle = recorder.handle();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let app = TestApp::with_limit(3).await;
+    let org = app.org().await;
+    for _ in 0..3 {
+        org.get("/users").await.ok(200);
+    }
+    org.get("/users")
+        .await
+        .assert_error(429, Some("API_KEY_RATE_LIMITED"));
+    org.get("/users")
+        .await
+        .assert_error(429, Some("API_KEY_RATE_LIMITED"));
+
+    let text = handle.render();
+    assert_eq!(
+        series(&text, "wm_rate_limited_total", &[]),
+        Some(2.0),
+        "{text}"
+    );
+    let refused = [("route", "/api/v1/users"), ("status", "429")];
+    assert_eq!(
+        series(&text, "wm_http_requests_total", &refused),
+        Some(2.0),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn metrics_count_automation_runs_by_result() {
+    let recorder = exporter::recorder();
+    let handle = recorder.handle();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let flow = |name: &str, step: Value| {
+        json!({"name": name, "status": "ACTIVE", "triggerType": "LIFECYCLE_STAGE_ENTERED",
+               "triggerConfig": {"stage": "Customer"}, "createdByUserId": org.user_id,
+               "steps": [step]})
+    };
+    for (name, step) in [
+        (
+            "tag",
+            json!({"type": "ACTION", "config": {"kind": "ADD_TAG", "value": "vip"}}),
+        ),
+        (
+            "wait",
+            json!({"type": "WAIT", "config": {"kind": "MINUTES", "value": 30}}),
+        ),
+    ] {
+        org.admin(Method::POST, "/automations", Some(flow(name, step)))
+            .await
+            .ok(201);
+    }
+    let customer = org.stage("Customer").await;
+    let c = org
+        .contact(json!({"primaryPhone": "+5215512340009", "consent": {"given": true}}))
+        .await;
+    org.patch(
+        &format!("/contacts/{}", c["id"].as_str().unwrap()),
+        json!({"lifecycleStageId": customer}),
+    )
+    .await
+    .ok(200);
+    assert_eq!(app.automation_pass().await.runs, 2);
+
+    let text = handle.render();
+    let runs = |result: &str| series(&text, "wm_automation_runs_total", &[("result", result)]);
+    assert_eq!(runs("completed"), Some(1.0), "{text}");
+    assert_eq!(runs("waiting"), Some(1.0), "{text}");
+    assert_eq!(runs("failed"), None, "{text}");
+    assert!(
+        series(
+            &text,
+            "wm_worker_passes_total",
+            &[("worker", "automations"), ("result", "ok")]
+        )
+        .is_some_and(|n| n >= 1.0),
+        "{text}"
+    );
+}
+
 async fn ready(app: &TestApp) -> Resp {
     app.call(Method::GET, "/health/ready", None, None).await
 }

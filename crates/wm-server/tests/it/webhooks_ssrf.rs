@@ -1,6 +1,8 @@
-//! IPv6 forms that wrap a refused IPv4 address (IPv4-compatible, NAT64, 6to4) and
-//! site-local addresses are refused as webhook targets, at creation, at URL change, and by
-//! the delivery worker when it connects (a URL stored without the API's checks).
+//! Webhook targets refused unless insecure targets are allowed: plain http, private,
+//! loopback and link-local addresses, unresolvable hosts, and the IPv6 forms that wrap a
+//! refused IPv4 address (IPv4-compatible, NAT64, 6to4) and site-local addresses, at
+//! creation, at URL change, and by the delivery worker when it connects (a URL stored
+//! without the API's checks).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -126,4 +128,44 @@ async fn the_worker_refuses_to_connect_to_wrapped_addresses_stored_without_the_c
         assert!(attempt["statusCode"].is_null(), "{url}");
     }
     assert_eq!(trip.accepted.load(Ordering::SeqCst), 0, "nothing connected");
+}
+
+#[tokio::test]
+async fn private_and_plain_http_targets_are_refused_unless_allowed() {
+    let app = TestApp::with_settings(|s| s.allow_insecure_webhooks = false).await;
+    let org = app.org().await;
+    for (url, msg) in [
+        ("http://hooks.example.com/x", "url must use https"),
+        (
+            "https://127.0.0.1/x",
+            "url must not point to a private, loopback or link-local address",
+        ),
+        (
+            "https://10.0.0.5/x",
+            "url must not point to a private, loopback or link-local address",
+        ),
+        (
+            "https://169.254.169.254/latest",
+            "url must not point to a private, loopback or link-local address",
+        ),
+        (
+            "https://[::1]/x",
+            "url must not point to a private, loopback or link-local address",
+        ),
+        (
+            "https://localhost:8443/x",
+            "url must not point to a private, loopback or link-local address",
+        ),
+        (
+            "https://no-such-host.invalid/x",
+            "url host could not be resolved",
+        ),
+    ] {
+        org.post(
+            "/webhooks",
+            json!({"url": url, "events": ["contact.created"]}),
+        )
+        .await
+        .assert_invalid(msg);
+    }
 }
