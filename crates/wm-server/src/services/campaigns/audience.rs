@@ -1,9 +1,9 @@
 //! A campaign's audience: adding recipients (ids, tags, search, all) and listing them.
 
-use sea_orm::sea_query::Query;
+use sea_orm::sea_query::{Alias, Expr, Query};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, EntityTrait, FromQueryResult, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait,
+    FromQueryResult, Order, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
 use wm_core::campaigns::{self as rules, AudienceSource, CampaignError};
@@ -17,7 +17,7 @@ use wm_types::common::PageMeta;
 use wm_types::enums::RecipientStatus;
 use wm_types::{Money, Page, Timestamp};
 
-use crate::db::entities::{contact, contact_tag, organization, recipient};
+use crate::db::entities::{campaign, contact, contact_tag, organization, recipient};
 use crate::error::{ApiError, ApiResult};
 use crate::services::sending;
 use crate::state::AppState;
@@ -83,10 +83,83 @@ pub(super) struct AudienceRow {
     primary_phone: Option<String>,
     opted_out: bool,
     consent_given: bool,
+    created_at: i64,
+}
+
+/// Contacts read, and recipients written, per step of an audience: each step is one short
+/// write transaction, so a million contacts neither sit in memory nor hold the writer.
+const STEP: u64 = 5_000;
+
+/// The audience source's next `STEP` contacts after `after` (creation time, id), in that
+/// order, read through the source's own index.
+async fn source_step(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    source: &AudienceSource,
+    after: Option<(i64, Uuid)>,
+) -> Result<Vec<AudienceRow>, DbErr> {
+    let c = |col: contact::Column| Expr::col((contact::Entity, col));
+    let mut q = Query::select();
+    q.expr_as(c(contact::Column::Id), Alias::new("id"))
+        .expr_as(
+            c(contact::Column::PrimaryPhone),
+            Alias::new("primary_phone"),
+        )
+        .expr_as(c(contact::Column::OptedOut), Alias::new("opted_out"))
+        .expr_as(
+            c(contact::Column::ConsentGiven),
+            Alias::new("consent_given"),
+        )
+        .expr_as(c(contact::Column::CreatedAt), Alias::new("created_at"))
+        .from(contact::Entity)
+        .limit(STEP);
+    // The columns the order and the position are read from: the tag rows' copy for a tag.
+    let (at, id) = match source {
+        AudienceSource::Tag(tag) => {
+            let t = |col: contact_tag::Column| Expr::col((contact_tag::Entity, col));
+            q.inner_join(
+                contact_tag::Entity,
+                t(contact_tag::Column::ContactId).equals((contact::Entity, contact::Column::Id)),
+            )
+            .and_where(t(contact_tag::Column::OrganizationId).eq(org))
+            .and_where(t(contact_tag::Column::TagKey).eq(wm_core::tags::tag_key(tag)));
+            (
+                t(contact_tag::Column::ContactCreatedAt),
+                t(contact_tag::Column::ContactId),
+            )
+        }
+        AudienceSource::Stage(stage) => {
+            q.and_where(c(contact::Column::OrganizationId).eq(org))
+                .and_where(c(contact::Column::LifecycleStageId).eq(*stage));
+            (c(contact::Column::CreatedAt), c(contact::Column::Id))
+        }
+        AudienceSource::All | AudienceSource::Contacts(_) => {
+            q.and_where(c(contact::Column::OrganizationId).eq(org));
+            (c(contact::Column::CreatedAt), c(contact::Column::Id))
+        }
+    };
+    if let Some((a, b)) = after {
+        q.cond_where(
+            Condition::any()
+                .add(at.clone().gt(a))
+                .add(Condition::all().add(at.clone().eq(a)).add(id.clone().gt(b))),
+        );
+    }
+    q.order_by_expr(at, Order::Asc)
+        .order_by_expr(id, Order::Asc);
+    AudienceRow::find_by_statement(conn.get_database_backend().build(&q))
+        .all(conn)
+        .await
 }
 
 /// `POST /campaigns/{id}/recipients`: adds the eligible contacts of one source (consent
 /// given, not opted out, with a phone); unpriceable ones are added and will fail uncharged.
+///
+/// The source is read and written a step at a time, each step in its own transaction that
+/// first checks (and on PostgreSQL locks) the campaign is still a draft or scheduled, so a
+/// concurrent send either sees a step whole or stops the next one. A send that wins half
+/// way leaves the steps before it in the audience, charged with the rest, and this call
+/// answers 400 (the campaign is no longer in a state that takes an audience).
 pub async fn add_audience(
     state: &AppState,
     org: Uuid,
@@ -94,81 +167,115 @@ pub async fn add_audience(
     body: Audience,
 ) -> ApiResult<AudienceResult> {
     let source = rules::audience_source(&body).map_err(ApiError::invalid)?;
-    let c = load(&state.db.conn, org, id).await?;
-    if !matches!(
-        status_of(&c),
-        CampaignStatus::Draft | CampaignStatus::Scheduled
-    ) {
-        return Err(campaign_error(CampaignError::InvalidState));
-    }
     let conn = &state.db.conn;
-    let select = || {
-        contact::Entity::find()
-            .select_only()
-            .column(contact::Column::Id)
-            .column(contact::Column::PrimaryPhone)
-            .column(contact::Column::OptedOut)
-            .column(contact::Column::ConsentGiven)
-            .filter(contact::Column::OrganizationId.eq(org))
-    };
-    let matched: Vec<AudienceRow> = match source {
-        AudienceSource::Contacts(ids) => {
-            let mut ids = ids;
-            ids.sort_unstable();
-            ids.dedup();
-            let mut rows = Vec::with_capacity(ids.len());
-            for chunk in ids.chunks(1000) {
-                rows.extend(
-                    select()
-                        .filter(contact::Column::Id.is_in(chunk.to_vec()))
-                        .into_model::<AudienceRow>()
-                        .all(conn)
-                        .await?,
-                );
-            }
-            rows
-        }
-        AudienceSource::Stage(stage) => {
-            if crate::db::lookups::stage(conn, org, stage).await?.is_none() {
-                return Err(ApiError::invalid(
-                    "lifecycleStageId must be a lifecycle stage of this organization",
-                ));
-            }
-            select()
-                .filter(contact::Column::LifecycleStageId.eq(stage))
-                .into_model::<AudienceRow>()
-                .all(conn)
-                .await?
-        }
-        AudienceSource::Tag(tag) => {
-            select()
-                .filter(
-                    contact::Column::Id.in_subquery(
-                        Query::select()
-                            .column(contact_tag::Column::ContactId)
-                            .from(contact_tag::Entity)
-                            .and_where(contact_tag::Column::OrganizationId.eq(org))
-                            .and_where(contact_tag::Column::TagKey.eq(wm_core::tags::tag_key(&tag)))
-                            .to_owned(),
-                    ),
-                )
-                .into_model::<AudienceRow>()
-                .all(conn)
-                .await?
-        }
-        AudienceSource::All => select().into_model::<AudienceRow>().all(conn).await?,
-    };
-    let mut result = AudienceResult {
-        total: matched.len() as u64,
-        ..Default::default()
-    };
+    let c = load(conn, org, id).await?;
+    open_for_audience(&c)?;
+    if let AudienceSource::Stage(stage) = source
+        && crate::db::lookups::stage(conn, org, stage).await?.is_none()
+    {
+        return Err(ApiError::invalid(
+            "lifecycleStageId must be a lifecycle stage of this organization",
+        ));
+    }
     let card = match organization::Entity::find_by_id(org).one(conn).await? {
         Some(o) => sending::rate_card(&o),
         None => RateCard::shipped().clone(),
     };
-    let now = state.now_ms();
-    let mut rows = Vec::new();
-    for m in matched {
+    let mut result = AudienceResult::default();
+    let mut explicit = match &source {
+        AudienceSource::Contacts(ids) => {
+            let mut ids = ids.clone();
+            ids.sort_unstable();
+            ids.dedup();
+            Some(ids)
+        }
+        _ => None,
+    };
+    let mut after = None;
+    loop {
+        let step: Vec<AudienceRow> = match explicit.as_mut() {
+            Some(ids) => {
+                let chunk: Vec<Uuid> = ids.drain(..ids.len().min(1000)).collect();
+                if chunk.is_empty() {
+                    break;
+                }
+                contact::Entity::find()
+                    .select_only()
+                    .column(contact::Column::Id)
+                    .column(contact::Column::PrimaryPhone)
+                    .column(contact::Column::OptedOut)
+                    .column(contact::Column::ConsentGiven)
+                    .column(contact::Column::CreatedAt)
+                    .filter(contact::Column::OrganizationId.eq(org))
+                    .filter(contact::Column::Id.is_in(chunk))
+                    .into_model::<AudienceRow>()
+                    .all(conn)
+                    .await?
+            }
+            None => {
+                let step = source_step(conn, org, &source, after).await?;
+                match step.last() {
+                    Some(last) => after = Some((last.created_at, last.id)),
+                    None => break,
+                }
+                step
+            }
+        };
+        result.total += step.len() as u64;
+        let rows = recipients_of(&mut result, step, &card, c.id, org, state.now_ms());
+        result.eligible += rows.len() as u64;
+        let txn = state.db.write().await?;
+        let mut current = campaign::Entity::find_by_id(id);
+        if txn.get_database_backend() == sea_orm::DbBackend::Postgres {
+            current = current.lock_exclusive();
+        }
+        let c = current
+            .one(&*txn)
+            .await?
+            .ok_or_else(|| ApiError::not_found(super::NOT_FOUND))?;
+        open_for_audience(&c)?;
+        for chunk in rows.chunks(1000) {
+            // Rows already in the audience are skipped by the unique index.
+            let inserted = recipient::Entity::insert_many(chunk.to_vec())
+                .on_conflict_do_nothing_on([
+                    recipient::Column::CampaignId,
+                    recipient::Column::ContactId,
+                ])
+                .exec_without_returning(&*txn)
+                .await?;
+            if let sea_orm::TryInsertResult::Inserted(n) = inserted {
+                result.added += n;
+            }
+        }
+        txn.commit().await?;
+    }
+    result.total_recipients = recipient::Entity::find()
+        .filter(recipient::Column::CampaignId.eq(id))
+        .count(conn)
+        .await?;
+    result.already_in = result.eligible - result.added;
+    Ok(result)
+}
+
+fn open_for_audience(c: &campaign::Model) -> ApiResult<()> {
+    match status_of(c) {
+        CampaignStatus::Draft | CampaignStatus::Scheduled => Ok(()),
+        _ => Err(campaign_error(CampaignError::InvalidState)),
+    }
+}
+
+/// The recipients one step of contacts gives (the eligible ones, with their market), and
+/// why the others were left out, counted into `result`.
+fn recipients_of(
+    result: &mut AudienceResult,
+    step: Vec<AudienceRow>,
+    card: &RateCard,
+    campaign: Uuid,
+    org: Uuid,
+    now: i64,
+) -> Vec<recipient::ActiveModel> {
+    let mut rows = Vec::with_capacity(step.len());
+    for m in step {
         let phone = match messageable(m.opted_out, m.consent_given, m.primary_phone) {
             Ok(phone) => phone,
             Err(Ineligible::NoPhone) => {
@@ -189,7 +296,7 @@ pub async fn add_audience(
         rows.push(recipient::ActiveModel {
             id: Set(Uuid::now_v7()),
             organization_id: Set(org),
-            campaign_id: Set(c.id),
+            campaign_id: Set(campaign),
             contact_id: Set(m.id),
             phone: Set(phone),
             market: Set(market),
@@ -210,34 +317,5 @@ pub async fn add_audience(
             retries: Set(0),
         });
     }
-    result.eligible = rows.len() as u64;
-    let txn = state.db.write().await?;
-    let c = load(&*txn, org, id).await?;
-    if !matches!(
-        status_of(&c),
-        CampaignStatus::Draft | CampaignStatus::Scheduled
-    ) {
-        return Err(campaign_error(CampaignError::InvalidState));
-    }
-    let count = || {
-        recipient::Entity::find()
-            .filter(recipient::Column::CampaignId.eq(id))
-            .count(&*txn)
-    };
-    let before = count().await?;
-    for chunk in rows.chunks(1000) {
-        recipient::Entity::insert_many(chunk.to_vec())
-            .on_conflict_do_nothing_on([
-                recipient::Column::CampaignId,
-                recipient::Column::ContactId,
-            ])
-            .exec(&*txn)
-            .await?;
-    }
-    let after = count().await?;
-    txn.commit().await?;
-    result.added = after - before;
-    result.already_in = result.eligible - result.added;
-    result.total_recipients = after;
-    Ok(result)
+    rows
 }
