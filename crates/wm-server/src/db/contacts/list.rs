@@ -308,7 +308,7 @@ pub async fn list(
             ContactTab::NoConsent => !c.consent,
             t => cats.tab_of(c.stage) == Some(t),
         });
-        m.sort_unstable_by(|a, b| (b.created_at, b.id).cmp(&(a.created_at, a.id)));
+        m.sort_unstable_by_key(|c| std::cmp::Reverse((c.created_at, c.id)));
         let at = usize::try_from(offset).unwrap_or(usize::MAX);
         let n = usize::try_from(page_size).unwrap_or(usize::MAX);
         filter::in_order(conn, m.iter().skip(at).take(n).map(|c| c.id).collect()).await?
