@@ -189,6 +189,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             app_secret: args.whatsapp_app_secret.clone(),
             verify_token: args.whatsapp_verify_token.clone(),
         },
+        ..Settings::new(admin_token.clone())
     };
     let clock: Arc<dyn wm_core::time::Clock> = Arc::new(wm_core::time::SystemClock);
     let provider: Arc<dyn wm_core::provider::MessagingProvider> = match args.provider.as_str() {

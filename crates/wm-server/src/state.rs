@@ -33,6 +33,9 @@ pub struct Settings {
     pub reconcile_after: std::time::Duration,
     /// WhatsApp Cloud API settings.
     pub whatsapp: WhatsAppSettings,
+    /// Recipients per step of a campaign batch too large for one transaction: read per
+    /// step when priced, queued per step after the charge (`services::charges`).
+    pub charge_step: u64,
 }
 
 /// WhatsApp Cloud API settings (`WM_WHATSAPP_*`).
@@ -82,6 +85,7 @@ impl Settings {
             limits: crate::listener::Limits::default(),
             reconcile_after: std::time::Duration::from_secs(15 * 60),
             whatsapp: WhatsAppSettings::default(),
+            charge_step: 5_000,
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod attempts;
 pub mod automations;
 pub mod campaigns;
 pub mod catalog;
+pub mod charges;
 pub mod contacts;
 pub mod conversations;
 pub mod deals;

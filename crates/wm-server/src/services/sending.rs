@@ -47,7 +47,8 @@ pub async fn allowance_used(
         .map_or(0, |u| u64::try_from(u.used).unwrap_or(0)))
 }
 
-async fn use_allowance(
+/// Takes `n` included UTILITY messages from this month's allowance.
+pub(crate) async fn use_allowance(
     conn: &impl ConnectionTrait,
     org: Uuid,
     now: i64,
@@ -286,7 +287,30 @@ pub async fn charge_next_batch(
         return Ok(Charge::Insufficient);
     }
     use_allowance(conn, c.organization_id, now, cost.covered).await?;
-    // Group by (price, covered) so a batch is a handful of UPDATEs, not one per recipient.
+    mark_charged(conn, &cost, now).await?;
+    crate::observe::metrics::campaign_batch(true);
+    tracing::info!(
+        campaign_id = %c.id,
+        queued = cost.priced.len(),
+        unpriceable = cost.unpriceable.len(),
+        ineligible = cost.ineligible.len(),
+        cost_micros = cost.total.0,
+        "campaign batch charged"
+    );
+    Ok(Charge::Queued {
+        queued: cost.priced.len(),
+        failed: cost.unpriceable.len() + cost.ineligible.len(),
+    })
+}
+
+/// Marks a charged batch's recipients: the priced ones queued at their price, the others
+/// FAILED uncharged with their reason (no market, or a contact that may no longer be
+/// messaged). A handful of UPDATEs per batch, grouped by price.
+pub(crate) async fn mark_charged(
+    conn: &impl ConnectionTrait,
+    cost: &BatchCost,
+    now: i64,
+) -> Result<(), DbErr> {
     let mut groups: BTreeMap<(i64, bool), Vec<Uuid>> = Default::default();
     for (id, price, covered) in &cost.priced {
         groups.entry((*price, *covered)).or_default().push(*id);
@@ -322,7 +346,6 @@ pub async fn charge_next_batch(
                 .await?;
         }
     }
-    crate::observe::metrics::campaign_batch(true);
     crate::observe::metrics::messages_failed(
         "none",
         crate::observe::metrics::Source::Campaign,
@@ -335,18 +358,7 @@ pub async fn charge_next_batch(
         "ineligible",
         cost.ineligible.len(),
     );
-    tracing::info!(
-        campaign_id = %c.id,
-        queued = cost.priced.len(),
-        unpriceable = cost.unpriceable.len(),
-        ineligible = cost.ineligible.len(),
-        cost_micros = cost.total.0,
-        "campaign batch charged"
-    );
-    Ok(Charge::Queued {
-        queued: cost.priced.len(),
-        failed: cost.unpriceable.len() + cost.ineligible.len(),
-    })
+    Ok(())
 }
 
 /// Whether a batch charged earlier still waits for the platform (queued, not attempted).
@@ -425,6 +437,8 @@ pub async fn complete_if_done(
         return Ok(false);
     }
     let done = transition_update(c.id, &[CampaignStatus::Sending], t, now)
+        // A large batch charged at once but not all queued yet still has recipients.
+        .filter(campaign::Column::OpenChargeMicros.is_null())
         .col_expr(campaign::Column::CompletedAt, Expr::val(now))
         .col_expr(
             campaign::Column::NextBatchAt,

@@ -3,7 +3,9 @@
 //! for every charged message (paced per sender number), applies receipts, and completes
 //! campaigns with nothing left.
 //!
-//! Crash safety: a batch is charged and queued in one transaction before any platform call;
+//! Crash safety: a batch is charged and queued in one transaction before any platform call
+//! (a batch too large for one is charged at once and queued by steps, see
+//! [`crate::services::charges`]);
 //! each recipient's attempt is recorded before its call and never made again (see
 //! [`super::dispatch`]), so nothing is sent or charged twice; receipts are acknowledged
 //! only once applied, so none is lost. Sending is leased per campaign
@@ -20,7 +22,7 @@ use wm_types::campaigns::CampaignStatus;
 use crate::db::WriteTxn;
 use crate::db::entities::campaign;
 use crate::observe::health::{Worker, pass};
-use crate::services::{sending, statuses, wallet};
+use crate::services::{charges, sending, statuses, wallet};
 use crate::state::AppState;
 
 /// What one pass did.
@@ -48,7 +50,12 @@ pub struct Outcome {
     pub receipts: usize,
     /// Campaigns completed.
     pub completed: usize,
+    /// Steps of a large charged batch queued.
+    pub queued_steps: usize,
 }
+
+/// How long one pass spends queueing large charged batches before it calls the platform.
+const QUEUE_BUDGET: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Outcome {
     /// Adds another pass's (or campaign's) counts to these.
@@ -64,6 +71,7 @@ impl Outcome {
         self.platform_events += o.platform_events;
         self.receipts += o.receipts;
         self.completed += o.completed;
+        self.queued_steps += o.queued_steps;
     }
 }
 
@@ -104,6 +112,7 @@ impl CampaignWorker {
         let mut out = Outcome::default();
         self.start_scheduled(&mut out).await?;
         self.charge_due_batches(&mut out).await?;
+        self.queue_charged(&mut out).await?;
         self.send_queued(&mut out).await?;
         out.platform_events += crate::services::platform::apply_pending(&self.state, None).await?;
         self.apply_receipts(&mut out).await?;
@@ -155,15 +164,17 @@ impl CampaignWorker {
         &self,
         conn: &impl sea_orm::ConnectionTrait,
         c: &campaign::Model,
+        prepared: Option<&charges::Priced>,
         now: i64,
     ) -> anyhow::Result<Facts> {
         let limit = sending::batch_limit(c);
-        let (_, cost) = sending::price_next_batch(conn, c, limit, now).await?;
+        let step = self.state.settings.charge_step;
+        let cost = charges::next_cost(conn, c, limit, prepared, step, now).await?;
         let balance = wallet::balance(conn, c.organization_id).await?;
         Ok(Facts {
             recipients: 1,
             missing_variables: Vec::new(),
-            balance_covers_next_batch: balance.0 >= cost.total.0,
+            balance_covers_next_batch: balance.0 >= cost.0,
             stop_reason: c.stop_reason.clone(),
         })
     }
@@ -205,10 +216,22 @@ impl CampaignWorker {
 
     async fn start_one(&self, id: Uuid, out: &mut Outcome) -> anyhow::Result<()> {
         let now = self.state.now_ms();
+        let step = self.state.settings.charge_step;
+        // A large audience is priced before taking the writer.
+        let prepared = match campaign::Entity::find_by_id(id)
+            .one(&self.state.db.conn)
+            .await?
+        {
+            Some(c) => {
+                let limit = sending::batch_limit(&c);
+                charges::prepare(&self.state.db.conn, &c, limit, step, now).await?
+            }
+            None => None,
+        };
         let Some((txn, c)) = self.lock_in(id, CampaignStatus::Scheduled).await? else {
             return Ok(());
         };
-        let f = self.facts(&*txn, &c, now).await?;
+        let f = self.facts(&*txn, &c, prepared.as_ref(), now).await?;
         let t = match transition(CampaignStatus::Scheduled, &Action::StartScheduled, &f) {
             Ok(t) => t,
             Err(e) => {
@@ -218,7 +241,7 @@ impl CampaignWorker {
         };
         let limit = sending::batch_limit(&c);
         if t.to == CampaignStatus::Paused
-            || sending::charge_next_batch(&*txn, &c, limit, now).await?
+            || charges::charge(&*txn, &c, limit, prepared.as_ref(), step, now).await?
                 == sending::Charge::Insufficient
         {
             self.pause_for_balance(&*txn, &c, CampaignStatus::Scheduled, now)
@@ -289,6 +312,20 @@ impl CampaignWorker {
             }
         }
         txn.commit().await?;
+        Ok(())
+    }
+
+    /// Large batches charged at once are queued a step at a time, each step its own short
+    /// transaction, for up to a second a pass so the platform calls are not held up.
+    async fn queue_charged(&self, out: &mut Outcome) -> anyhow::Result<()> {
+        let started = std::time::Instant::now();
+        let step = self.state.settings.charge_step;
+        while let Some(n) = charges::queue_step(&self.state.db, step, self.state.now_ms()).await? {
+            out.queued_steps += 1;
+            if n < step || started.elapsed() > QUEUE_BUDGET {
+                break;
+            }
+        }
         Ok(())
     }
 

@@ -8,6 +8,7 @@ mod automations;
 mod campaigns;
 mod campaigns_concurrency;
 mod campaigns_eligibility;
+mod campaigns_large;
 mod campaigns_pricing;
 mod campaigns_receipts;
 mod campaigns_stagger;

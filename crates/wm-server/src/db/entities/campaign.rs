@@ -28,6 +28,16 @@ pub struct Model {
     pub locked_until: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// What a large batch's charge reserved and has not yet queued (micro-units); `None`
+    /// when no such charge is open (`services::charges`).
+    pub open_charge_micros: Option<i64>,
+    /// Recipients of the open charge still to queue as covered by the allowance.
+    pub open_covered: i32,
+    /// The prices (market → micro-units) the open charge was priced at, JSON.
+    pub open_prices: Option<String>,
+    /// Bumped by every audience change, so a batch priced outside the writer can tell it
+    /// still holds when it is charged.
+    pub audience_rev: i64,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

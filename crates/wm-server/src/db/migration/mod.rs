@@ -12,6 +12,7 @@ mod m0006_platform;
 mod m0007_replicas;
 mod m0008_imports;
 mod m0009_contact_counts;
+mod m0010_campaign_charges;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -29,6 +30,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0007_replicas::Migration),
             Box::new(m0008_imports::Migration),
             Box::new(m0009_contact_counts::Migration),
+            Box::new(m0010_campaign_charges::Migration),
         ]
     }
 }

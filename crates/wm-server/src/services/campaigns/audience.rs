@@ -225,15 +225,24 @@ pub async fn add_audience(
         let rows = recipients_of(&mut result, step, &card, c.id, org, state.now_ms());
         result.eligible += rows.len() as u64;
         let txn = state.db.write().await?;
-        let mut current = campaign::Entity::find_by_id(id);
-        if txn.get_database_backend() == sea_orm::DbBackend::Postgres {
-            current = current.lock_exclusive();
+        // Still a draft or scheduled, and its audience revision moves (which also locks
+        // the row on PostgreSQL until this step commits): a send priced before this step
+        // sees the audience changed.
+        let open = campaign::Entity::update_many()
+            .col_expr(
+                campaign::Column::AudienceRev,
+                Expr::col(campaign::Column::AudienceRev).add(1),
+            )
+            .filter(campaign::Column::Id.eq(id))
+            .filter(campaign::Column::Status.is_in([
+                CampaignStatus::Draft.as_str(),
+                CampaignStatus::Scheduled.as_str(),
+            ]))
+            .exec(&*txn)
+            .await?;
+        if open.rows_affected == 0 {
+            return Err(campaign_error(CampaignError::InvalidState));
         }
-        let c = current
-            .one(&*txn)
-            .await?
-            .ok_or_else(|| ApiError::not_found(super::NOT_FOUND))?;
-        open_for_audience(&c)?;
         for chunk in rows.chunks(1000) {
             // Rows already in the audience are skipped by the unique index.
             let inserted = recipient::Entity::insert_many(chunk.to_vec())

@@ -96,27 +96,16 @@ pub async fn create(state: &AppState, org: Uuid, body: CreateCampaign) -> ApiRes
     templates::parse_variables(&vars, &templates::positions(&t.body_text))
         .map_err(ApiError::Validation)?;
     let now = state.now_ms();
-    let row = campaign::ActiveModel {
-        id: Set(Uuid::now_v7()),
-        organization_id: Set(org),
-        name: Set(body.name.trim().to_owned()),
-        phone_number_id: Set(body.phone_number_id),
-        template_id: Set(body.template_id),
-        status: Set(CampaignStatus::Draft.as_str().to_owned()),
-        variables: Set(serde_json::Value::Object(vars).to_string()),
-        scheduled_at: Set(body.scheduled_at.map(|t| t.millis())),
-        started_at: Set(None),
-        completed_at: Set(None),
-        paused_at: Set(None),
-        next_batch_at: Set(None),
-        batch_size: Set(None),
-        batch_interval_min: Set(None),
-        stop_reason: Set(None),
-        source_campaign_id: Set(None),
-        locked_until: Set(None),
-        created_at: Set(now),
-        updated_at: Set(now),
-    };
+    let row = draft(
+        org,
+        body.name.trim().to_owned(),
+        body.phone_number_id,
+        body.template_id,
+        serde_json::Value::Object(vars).to_string(),
+        body.scheduled_at.map(|t| t.millis()),
+        None,
+        now,
+    );
     let txn = state.db.write().await?;
     let row = campaign::Entity::insert(row)
         .exec_with_returning(&*txn)
@@ -125,21 +114,27 @@ pub async fn create(state: &AppState, org: Uuid, body: CreateCampaign) -> ApiRes
     detail(state, &row).await
 }
 
-/// `POST /campaigns/{id}/duplicate`: a new DRAFT with the same number, template and
-/// variables (no recipients), pointing back to its source.
-pub async fn duplicate(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign> {
-    let src = load(&state.db.conn, org, id).await?;
-    let now = state.now_ms();
-    let txn = state.db.write().await?;
-    let row = campaign::Entity::insert(campaign::ActiveModel {
+/// A new DRAFT campaign row.
+#[allow(clippy::too_many_arguments)]
+fn draft(
+    org: Uuid,
+    name: String,
+    phone_number: Uuid,
+    template: Uuid,
+    variables: String,
+    scheduled_at: Option<i64>,
+    source: Option<Uuid>,
+    now: i64,
+) -> campaign::ActiveModel {
+    campaign::ActiveModel {
         id: Set(Uuid::now_v7()),
         organization_id: Set(org),
-        name: Set(format!("{} (copy)", src.name)),
-        phone_number_id: Set(src.phone_number_id),
-        template_id: Set(src.template_id),
+        name: Set(name),
+        phone_number_id: Set(phone_number),
+        template_id: Set(template),
         status: Set(CampaignStatus::Draft.as_str().to_owned()),
-        variables: Set(src.variables.clone()),
-        scheduled_at: Set(None),
+        variables: Set(variables),
+        scheduled_at: Set(scheduled_at),
         started_at: Set(None),
         completed_at: Set(None),
         paused_at: Set(None),
@@ -147,11 +142,33 @@ pub async fn duplicate(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campa
         batch_size: Set(None),
         batch_interval_min: Set(None),
         stop_reason: Set(None),
-        source_campaign_id: Set(Some(src.id)),
+        source_campaign_id: Set(source),
         locked_until: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
-    })
+        open_charge_micros: Set(None),
+        open_covered: Set(0),
+        open_prices: Set(None),
+        audience_rev: Set(0),
+    }
+}
+
+/// `POST /campaigns/{id}/duplicate`: a new DRAFT with the same number, template and
+/// variables (no recipients), pointing back to its source.
+pub async fn duplicate(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign> {
+    let src = load(&state.db.conn, org, id).await?;
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let row = campaign::Entity::insert(draft(
+        org,
+        format!("{} (copy)", src.name),
+        src.phone_number_id,
+        src.template_id,
+        src.variables.clone(),
+        None,
+        Some(src.id),
+        now,
+    ))
     .exec_with_returning(&*txn)
     .await?;
     txn.commit().await?;

@@ -1,8 +1,6 @@
 //! Cost preview and the sending actions (send, pause, resume); the state machine of
 //! `wm_core::campaigns` decides every change.
 
-use std::collections::{BTreeMap, HashMap};
-
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use uuid::Uuid;
@@ -17,7 +15,7 @@ use wm_types::{Money, Timestamp};
 
 use crate::db::entities::{campaign, organization, recipient, template};
 use crate::error::{ApiError, ApiResult};
-use crate::services::{sending, wallet};
+use crate::services::{charges, sending, wallet};
 use crate::state::AppState;
 
 use super::{campaign_error, get, load, status_of, variables_of};
@@ -32,59 +30,52 @@ pub async fn preview_cost(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Co
         .await?
         .ok_or_else(|| ApiError::not_found("Organization"))?;
     let now = state.now_ms();
-    let (batch, cost) = sending::price_next_batch(conn, &c, None, now).await?;
+    let p = charges::price_all(conn, &c, state.settings.charge_step, now).await?;
     let cat = sending::category(conn, &c).await?;
     let card = sending::rate_card(&o);
-    let price_of: HashMap<Uuid, (i64, bool)> = cost
-        .priced
+    let markets: Vec<MarketCost> = p
+        .by_market
         .iter()
-        .map(|(id, p, cov)| (*id, (*p, *cov)))
-        .collect();
-    let mut markets: BTreeMap<String, MarketCost> = BTreeMap::new();
-    for r in &batch {
-        let (Some(code), Some((price, _))) = (r.market.as_deref(), price_of.get(&r.id)) else {
-            continue;
-        };
-        let Some(rate) = card.market(code) else {
-            continue;
-        };
-        let m = markets
-            .entry(code.to_owned())
-            .or_insert_with(|| MarketCost {
-                market: code.to_owned(),
+        .filter_map(|(code, (n, subtotal))| {
+            let rate = card.market(code)?;
+            Some(MarketCost {
+                market: code.clone(),
                 label: rate.label.clone(),
-                recipient_count: 0,
+                recipient_count: *n,
                 total_cost: rate.price(cat),
-                subtotal: Money(0),
+                subtotal: Money(*subtotal),
                 rate_effective_from: rate.effective_from.to_string(),
-            });
-        m.recipient_count += 1;
-        m.subtotal.0 += price;
-    }
+            })
+        })
+        .collect();
     let balance = wallet::balance(conn, org).await?;
     let included = u64::try_from(o.included_utility_messages).unwrap_or(0);
     let used = sending::allowance_used(conn, org, now).await?;
     Ok(CostPreview {
         currency: o.currency,
-        recipient_count: batch.len() as u64,
-        priceable_count: cost.priced.len() as u64,
-        unpriceable_count: cost.unpriceable.len() as u64,
-        estimated_total: cost.total,
-        by_market: markets.into_values().collect(),
+        recipient_count: p.count,
+        priceable_count: p.priced,
+        unpriceable_count: p.unpriceable,
+        estimated_total: p.total,
+        by_market: markets,
         wallet: WalletPreview {
             balance,
-            after_send: Money(balance.0 - cost.total.0),
-            sufficient: balance.0 >= cost.total.0,
+            after_send: Money(balance.0 - p.total.0),
+            sufficient: balance.0 >= p.total.0,
         },
         included_utility_remaining: (cat == TemplateCategory::Utility)
             .then(|| allowance_covered(included, used, included)),
     })
 }
 
+/// What the core needs to decide a send or a resume; `prepared`: the next batch priced
+/// before the transaction when it is large ([`charges::prepare`]).
 pub(super) async fn facts(
+    state: &AppState,
     conn: &impl ConnectionTrait,
     c: &campaign::Model,
     batch: Option<u64>,
+    prepared: Option<&charges::Priced>,
     now: i64,
 ) -> ApiResult<Facts> {
     let recipients = recipient::Entity::find()
@@ -98,12 +89,13 @@ pub(super) async fn facts(
         .map(|t| templates::positions(&t.body_text))
         .unwrap_or_default();
     let vars = templates::parse_variables(&variables_of(c), &positions).unwrap_or_default();
-    let (_, cost) = sending::price_next_batch(conn, c, batch, now).await?;
+    let cost =
+        charges::next_cost(conn, c, batch, prepared, state.settings.charge_step, now).await?;
     let balance = wallet::balance(conn, c.organization_id).await?;
     Ok(Facts {
         recipients,
         missing_variables: templates::missing(&positions, &vars),
-        balance_covers_next_batch: balance.0 >= cost.total.0,
+        balance_covers_next_batch: balance.0 >= cost.0,
         stop_reason: c.stop_reason.clone(),
     })
 }
@@ -119,13 +111,22 @@ pub async fn send(
 ) -> ApiResult<Campaign> {
     let now = state.now_ms();
     let plan = rules::send_plan(&body, Timestamp::from_millis(now).0).map_err(campaign_error)?;
-    let txn = state.db.write().await?;
-    let c = load(&*txn, org, id).await?;
     let limit = match &plan {
         SendPlan::Staggered { batch_size, .. } => Some(u64::from(*batch_size)),
         _ => None,
     };
-    let f = facts(&*txn, &c, limit, now).await?;
+    let step = state.settings.charge_step;
+    // A large audience is priced before taking the writer.
+    let prepared = match plan {
+        SendPlan::Now => {
+            let c = load(&state.db.conn, org, id).await?;
+            charges::prepare(&state.db.conn, &c, limit, step, now).await?
+        }
+        _ => None,
+    };
+    let txn = state.db.write().await?;
+    let c = load(&*txn, org, id).await?;
+    let f = facts(state, &*txn, &c, limit, prepared.as_ref(), now).await?;
     let t = rules::transition(status_of(&c), &Action::Send(plan.clone()), &f)
         .map_err(campaign_error)?;
     let mut upd = sending::transition_update(c.id, &[status_of(&c)], &t, now);
@@ -160,7 +161,15 @@ pub async fn send(
         return Err(campaign_error(CampaignError::InvalidState));
     }
     if t.send_batch_now
-        && sending::charge_next_batch(&*txn, &c, size.map(|n| n as u64), now).await?
+        && charges::charge(
+            &*txn,
+            &c,
+            size.map(|n| n as u64),
+            prepared.as_ref(),
+            step,
+            now,
+        )
+        .await?
             == sending::Charge::Insufficient
     {
         return Err(campaign_error(CampaignError::InsufficientBalance));
@@ -197,13 +206,24 @@ pub async fn pause(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign>
 /// balance resumes only once the wallet covers the next batch (400 otherwise, still paused).
 pub async fn resume(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign> {
     let now = state.now_ms();
+    let step = state.settings.charge_step;
+    let prepared = {
+        let c = load(&state.db.conn, org, id).await?;
+        match status_of(&c) {
+            CampaignStatus::Paused if !charges::is_open(&c) => {
+                charges::prepare(&state.db.conn, &c, sending::batch_limit(&c), step, now).await?
+            }
+            _ => None,
+        }
+    };
     let txn = state.db.write().await?;
     let c = load(&*txn, org, id).await?;
     let limit = sending::batch_limit(&c);
-    let mut f = facts(&*txn, &c, limit, now).await?;
+    let mut f = facts(state, &*txn, &c, limit, prepared.as_ref(), now).await?;
     // A batch charged before the pause goes out first; the next one is charged at its
     // time (and pauses the campaign again then if the wallet cannot pay it).
-    let paid_batch_waiting = sending::paid_batch_waiting(&*txn, c.id).await?;
+    let paid_batch_waiting =
+        charges::is_open(&c) || sending::paid_batch_waiting(&*txn, c.id).await?;
     if paid_batch_waiting {
         f.balance_covers_next_batch = true;
     }
@@ -218,7 +238,8 @@ pub async fn resume(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign
     }
     if t.send_batch_now
         && !paid_batch_waiting
-        && sending::charge_next_batch(&*txn, &c, limit, now).await? == sending::Charge::Insufficient
+        && charges::charge(&*txn, &c, limit, prepared.as_ref(), step, now).await?
+            == sending::Charge::Insufficient
     {
         return Err(campaign_error(CampaignError::InsufficientBalance));
     }

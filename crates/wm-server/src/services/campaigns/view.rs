@@ -18,7 +18,6 @@ use wm_types::{Money, Timestamp};
 
 use crate::db::entities::{campaign, contact, phone_number, recipient, template};
 use crate::error::ApiResult;
-use crate::services::sending;
 
 use super::{status_of, variables_of};
 
@@ -130,8 +129,9 @@ pub(super) async fn add_detail(
     v: &mut Campaign,
     now: i64,
 ) -> ApiResult<()> {
-    let (batch, cost) = sending::price_next_batch(conn, c, None, now).await?;
-    v.estimated_cost = Some((!batch.is_empty() || v.stats.total > 0).then_some(cost.total));
+    let p = crate::services::charges::price_all(conn, c, crate::services::charges::READ_STEP, now)
+        .await?;
+    v.estimated_cost = Some((p.count > 0 || v.stats.total > 0).then_some(p.total));
     let real = recipient::Entity::find()
         .select_only()
         .column_as(sum_micros(), "total")

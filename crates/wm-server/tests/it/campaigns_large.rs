@@ -1,0 +1,191 @@
+//! A batch larger than one charge step (here 10 recipients, 5,000 in production) is charged
+//! once, in full, before any platform call, and queued a step at a time by the worker:
+//! everyone is sent once, whoever may no longer be messaged by their step fails uncharged
+//! and what was reserved for them is refunded, and a balance that cannot pay the whole batch
+//! changes nothing.
+
+use chrono::Duration;
+use sea_orm::{EntityTrait, PaginatorTrait};
+use serde_json::{Value, json};
+use wm_server::db::entities::simulated_send;
+
+use crate::kit::{balance, campaign_to, contacts, setup, top_up};
+use crate::support::{Org, TestApp, ledger};
+
+const STEP: u64 = 10;
+
+async fn large_app() -> TestApp {
+    TestApp::with_settings(|s| s.charge_step = STEP).await
+}
+
+async fn platform_messages(app: &TestApp) -> u64 {
+    simulated_send::Entity::find()
+        .count(&app.state.db.conn)
+        .await
+        .unwrap()
+}
+
+/// Worker passes until the campaign completes (at most `n`).
+async fn run_to_completion(app: &TestApp, org: &Org<'_>, id: &str, n: usize) -> Value {
+    for _ in 0..n {
+        app.send_pass().await;
+        let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
+        if c["status"] == "COMPLETED" {
+            return c;
+        }
+    }
+    panic!("campaign {id} did not complete in {n} passes");
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-6
+}
+
+#[tokio::test]
+async fn a_large_batch_is_charged_once_and_each_recipient_sent_once() {
+    let app = large_app().await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 35, "t").await;
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
+    let price = org.price_of_one(&id).await;
+    top_up(&org, 100.0).await;
+    // Opted out before the send: never charged.
+    org.patch(&format!("/contacts/{}", ids[0]), json!({"optedOut": true}))
+        .await
+        .ok(200);
+    let preview = org
+        .get(&format!("/campaigns/{id}/preview-cost"))
+        .await
+        .ok(200);
+    assert_eq!(preview["recipientCount"], 35);
+    assert!(close(
+        preview["estimatedTotal"].as_f64().unwrap(),
+        34.0 * price
+    ));
+
+    let c = org
+        .post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    assert_eq!(c["status"], "SENDING");
+    assert!(close(balance(&org).await, 100.0 - 34.0 * price));
+    assert_eq!(platform_messages(&app).await, 0, "charged before any call");
+    // Opted out after the charge, before the worker queued its step: refunded.
+    org.patch(&format!("/contacts/{}", ids[34]), json!({"optedOut": true}))
+        .await
+        .ok(200);
+
+    let c = run_to_completion(&app, &org, &id, 10).await;
+    assert_eq!(c["stats"]["total"], 35);
+    assert_eq!(c["stats"]["delivered"], 33);
+    assert_eq!(c["stats"]["failed"], 2);
+    assert_eq!(
+        platform_messages(&app).await,
+        33,
+        "each recipient sent once"
+    );
+    let w = org.get("/wallet").await.ok(200);
+    let charges = ledger(&w, "CHARGE");
+    assert_eq!(charges.len(), 1, "{charges:?}");
+    assert!(close(charges[0], -34.0 * price));
+    let refunds = ledger(&w, "REFUND");
+    assert_eq!(refunds.len(), 1, "{refunds:?}");
+    assert!(close(refunds[0], price));
+    assert!(close(balance(&org).await, 100.0 - 33.0 * price));
+
+    // More passes send nothing more.
+    app.send_pass().await;
+    assert_eq!(platform_messages(&app).await, 33);
+}
+
+#[tokio::test]
+async fn a_large_batch_the_balance_cannot_pay_changes_nothing() {
+    let app = large_app().await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 25, "t").await;
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
+    let price = org.price_of_one(&id).await;
+    top_up(&org, 24.5 * price).await;
+    let before = balance(&org).await;
+    let refused = org.post(&format!("/campaigns/{id}/send"), json!({})).await;
+    refused.assert_error(400, None);
+    assert_eq!(refused.body["message"], "Saldo insuficiente en la wallet.");
+    let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
+    assert_eq!(c["status"], "DRAFT");
+    assert!(close(balance(&org).await, before));
+    app.send_pass().await;
+    assert_eq!(platform_messages(&app).await, 0);
+
+    top_up(&org, price).await;
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    let c = run_to_completion(&app, &org, &id, 10).await;
+    assert_eq!(c["stats"]["delivered"], 25);
+    assert_eq!(platform_messages(&app).await, 25);
+}
+
+#[tokio::test]
+async fn a_contact_messageable_again_by_its_step_is_charged_then() {
+    let app = large_app().await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 15, "t").await;
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
+    let price = org.price_of_one(&id).await;
+    top_up(&org, 100.0).await;
+    org.patch(&format!("/contacts/{}", ids[14]), json!({"optedOut": true}))
+        .await
+        .ok(200);
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    assert!(close(balance(&org).await, 100.0 - 14.0 * price));
+    org.patch(
+        &format!("/contacts/{}", ids[14]),
+        json!({"optedOut": false}),
+    )
+    .await
+    .ok(200);
+    let c = run_to_completion(&app, &org, &id, 10).await;
+    assert_eq!(c["stats"]["delivered"], 15);
+    assert_eq!(platform_messages(&app).await, 15);
+    let w = org.get("/wallet").await.ok(200);
+    let charged: f64 = ledger(&w, "CHARGE").iter().sum();
+    assert!(close(charged, -15.0 * price), "{charged}");
+    assert!(ledger(&w, "REFUND").is_empty());
+    assert!(close(balance(&org).await, 100.0 - 15.0 * price));
+}
+
+#[tokio::test]
+async fn a_large_scheduled_start_is_charged_once_by_the_worker() {
+    let app = large_app().await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 23, "t").await;
+    let id = campaign_to(&org, &s, &s.plain, &ids).await;
+    let price = org.price_of_one(&id).await;
+    top_up(&org, 100.0).await;
+    let at = (app.clock_now() + Duration::hours(1)).to_rfc3339();
+    org.post(
+        &format!("/campaigns/{id}/send"),
+        json!({"when": "scheduled", "scheduledAt": at}),
+    )
+    .await
+    .ok(200);
+    app.clock.advance(Duration::minutes(61));
+    // A replica's pass at the same time starts it at most once.
+    let replica = app.replica();
+    let (a, b) = tokio::join!(app.send_pass(), replica.send_pass());
+    assert_eq!(a.started + b.started, 1);
+    let c = run_to_completion(&app, &org, &id, 10).await;
+    assert_eq!(c["stats"]["delivered"], 23);
+    assert_eq!(platform_messages(&app).await, 23);
+    let w = org.get("/wallet").await.ok(200);
+    let charges = ledger(&w, "CHARGE");
+    assert_eq!(charges.len(), 1, "{charges:?}");
+    assert!(close(charges[0], -23.0 * price));
+    assert!(ledger(&w, "REFUND").is_empty());
+}
