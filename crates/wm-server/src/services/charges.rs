@@ -21,17 +21,18 @@ use std::collections::{BTreeMap, HashMap};
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect,
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, QueryFilter,
+    QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
+use wm_core::messaging::messageable;
 use wm_core::pricing::{RateCard, allowance_covered};
 use wm_types::Money;
-use wm_types::campaigns::LedgerKind;
+use wm_types::campaigns::{LedgerKind, TemplateCategory};
 use wm_types::enums::RecipientStatus;
 
 use crate::db::Db;
-use crate::db::entities::{campaign, organization, recipient};
+use crate::db::entities::{campaign, contact, organization, recipient};
 use crate::services::{sending, wallet};
 
 /// Recipients read per step when a batch is only priced (a preview, a campaign's estimate).
@@ -89,6 +90,43 @@ async fn unqueued(
         .await
 }
 
+/// Pending recipients not charged yet, counted by market and their contact's consent.
+#[derive(Debug, FromQueryResult)]
+struct Group {
+    market: Option<String>,
+    opted_out: bool,
+    consent_given: bool,
+    n: i64,
+}
+
+async fn grouped(conn: &impl ConnectionTrait, campaign: Uuid) -> Result<Vec<Group>, DbErr> {
+    use sea_orm::sea_query::{Alias, ExprTrait, Func, Query};
+    let (r, k) = (recipient::Entity, contact::Entity);
+    let q = Query::select()
+        .column((r, recipient::Column::Market))
+        .column((k, contact::Column::OptedOut))
+        .column((k, contact::Column::ConsentGiven))
+        .expr_as(
+            Func::count(Expr::col((r, recipient::Column::Id))),
+            Alias::new("n"),
+        )
+        .from(r)
+        .inner_join(
+            k,
+            Expr::col((k, contact::Column::Id)).equals((r, recipient::Column::ContactId)),
+        )
+        .and_where(Expr::col((r, recipient::Column::CampaignId)).eq(campaign))
+        .and_where(Expr::col((r, recipient::Column::Status)).eq(RecipientStatus::Pending.as_str()))
+        .and_where(Expr::col((r, recipient::Column::QueuedAt)).is_null())
+        .group_by_col((r, recipient::Column::Market))
+        .group_by_col((k, contact::Column::OptedOut))
+        .group_by_col((k, contact::Column::ConsentGiven))
+        .to_owned();
+    Group::find_by_statement(conn.get_database_backend().build(&q))
+        .all(conn)
+        .await
+}
+
 /// Whether the campaign's next whole batch holds more than `step` recipients.
 pub async fn is_large(
     conn: &impl ConnectionTrait,
@@ -116,7 +154,9 @@ pub async fn card_of(conn: &impl ConnectionTrait, org: Uuid) -> Result<RateCard,
         .map_or_else(|| RateCard::shipped().clone(), |o| sending::rate_card(&o)))
 }
 
-/// Prices every pending recipient of `c` not charged yet, reading `step` at a time.
+/// Prices every pending recipient of `c` not charged yet: in one grouped query when the
+/// allowance covers all of them or none, else reading `step` at a time in the audience's
+/// order (the allowance covers the first ones).
 pub async fn price_all(
     conn: &impl ConnectionTrait,
     c: &campaign::Model,
@@ -132,7 +172,43 @@ pub async fn price_all(
             u64::try_from(o.included_utility_messages).unwrap_or(0)
         });
     let used = sending::allowance_used(conn, c.organization_id, now).await?;
-    let mut left = allowance_covered(included, used, u64::MAX);
+    let mut left = match cat {
+        TemplateCategory::Utility => allowance_covered(included, used, u64::MAX),
+        _ => 0,
+    };
+    let mut p = Priced {
+        rev: c.audience_rev,
+        ..Priced::default()
+    };
+    let mut priceable = 0;
+    for g in grouped(conn, c.id).await? {
+        let n = u64::try_from(g.n).unwrap_or(0);
+        p.count += n;
+        let rate = g.market.as_deref().and_then(|m| Some((m, card.market(m)?)));
+        match (messageable(g.opted_out, g.consent_given, Some(())), rate) {
+            (Err(_), _) => p.ineligible += n,
+            (Ok(()), None) => p.unpriceable += n,
+            (Ok(()), Some((m, rate))) => {
+                priceable += n;
+                let price = rate.price(cat).0;
+                let e = p.by_market.entry(m.to_owned()).or_default();
+                e.0 += n;
+                e.1 += price.saturating_mul(g.n);
+                p.prices.insert(m.to_owned(), price);
+            }
+        }
+    }
+    p.priced = priceable;
+    if left == 0 {
+        p.total = Money(p.by_market.values().map(|(_, t)| t).sum());
+        return Ok(p);
+    }
+    if left >= priceable {
+        p.covered = priceable;
+        p.by_market.values_mut().for_each(|(_, t)| *t = 0);
+        return Ok(p);
+    }
+    // The allowance covers some: which ones depends on the audience's order.
     let mut p = Priced {
         rev: c.audience_rev,
         ..Priced::default()

@@ -129,9 +129,14 @@ pub(super) async fn add_detail(
     v: &mut Campaign,
     now: i64,
 ) -> ApiResult<()> {
-    let p = crate::services::charges::price_all(conn, c, crate::services::charges::READ_STEP, now)
-        .await?;
-    v.estimated_cost = Some((p.count > 0 || v.stats.total > 0).then_some(p.total));
+    use crate::services::charges;
+    // A large batch being queued is paid already: nothing is left to estimate.
+    v.estimated_cost = Some(if charges::is_open(c) {
+        Some(Money(0))
+    } else {
+        let p = charges::price_all(conn, c, charges::READ_STEP, now).await?;
+        (p.count > 0 || v.stats.total > 0).then_some(p.total)
+    });
     let real = recipient::Entity::find()
         .select_only()
         .column_as(sum_micros(), "total")
