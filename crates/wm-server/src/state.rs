@@ -85,7 +85,7 @@ impl Settings {
             limits: crate::listener::Limits::default(),
             reconcile_after: std::time::Duration::from_secs(15 * 60),
             whatsapp: WhatsAppSettings::default(),
-            charge_step: 5_000,
+            charge_step: 2_000,
         }
     }
 }

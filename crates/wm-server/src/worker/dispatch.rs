@@ -48,6 +48,9 @@ const CHUNK: u64 = 200;
 const CHUNK_SECS: u64 = 5;
 /// Campaigns sent side by side in one pass.
 const CAMPAIGNS_AT_ONCE: usize = 4;
+/// How long one pass sends one campaign before letting it go, so a campaign started while
+/// others send for minutes is leased within this time (the next pass takes it with them).
+const SLICE: std::time::Duration = std::time::Duration::from_secs(15);
 /// Platform calls in flight at once for one campaign: also the most calls a campaign makes
 /// after the platform's first answer that stops it (they were already under way).
 pub const SEND_CONCURRENCY: usize = 16;
@@ -224,8 +227,8 @@ pub fn account(state: &AppState, sender: &phone_number::Model) -> Option<Platfor
     })
 }
 
-/// Sends the campaign's ready messages chunk by chunk until none is left or the platform
-/// stops it; `Some(time)` when the platform asked to retry later: the campaign is held
+/// Sends the campaign's ready messages chunk by chunk until none is left, its [`SLICE`] is
+/// used, or the platform stops it; `Some(time)` when the platform asked to retry later: the campaign is held
 /// until then (the earliest backoff among the messages it refused).
 async fn send_campaign(
     state: &AppState,
@@ -255,8 +258,9 @@ async fn send_campaign(
     let vars_json: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(&c.variables).unwrap_or_default();
     let vars = templates::parse_variables(&vars_json, &positions).unwrap_or_default();
+    let started = std::time::Instant::now();
     loop {
-        if state.stopping() {
+        if state.stopping() || started.elapsed() > SLICE {
             return Ok(None);
         }
         // A pause stops the remaining messages; sent ones stay sent.
