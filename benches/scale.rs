@@ -1,7 +1,10 @@
 //! Scale benchmark: a release `wm-server` process builds organisations of `SIZES` contacts
 //! (default `10000,100000`) through `POST /contacts/imports`, while a prober reads one contact
-//! every 10 ms; then times the contact lists. Prints, per size: import rows/s, the prober's
-//! p50/p99, each list query's p50/p99 (20 calls) and the server's peak RSS.
+//! every 10 ms; then times the contact lists, then a campaign to everyone: the audience
+//! (`{"all":true}`) and a `now` send, while a writer probe updates one contact every 10 ms
+//! (its worst latency bounds how long the database writer was held). Prints, per size:
+//! import rows/s, the prober's p50/p99, each list query's p50/p99 (20 calls), the audience
+//! and send times with the write probe's p99/max, and the server's peak RSS.
 //!
 //! ```sh
 //! cargo build --release -p wm-server
@@ -56,7 +59,9 @@ fn rss_mb(pid: u32) -> (f64, f64) {
 /// is a customer (`stage`), one in three is owned by `owner`.
 fn people(n: usize, stage: &str, owner: &str) -> Vec<u8> {
     let mut csv = String::with_capacity(n * 170 + 96);
-    csv.push_str("fullName,primaryPhone,primaryEmail,company,tags,lifecycleStageId,ownerId\n");
+    csv.push_str(
+        "fullName,primaryPhone,primaryEmail,company,tags,lifecycleStageId,ownerId,consent.given\n",
+    );
     for i in 0..n {
         let last = if i % 50 == 0 { "López" } else { "Pérez" };
         let tags = if i % 10 == 0 { "vip;lead" } else { "lead" };
@@ -64,7 +69,7 @@ fn people(n: usize, stage: &str, owner: &str) -> Vec<u8> {
         let owner = if i % 3 == 0 { owner } else { "" };
         let _ = writeln!(
             csv,
-            "Ana {last} {i},+52155{i:08},ana{i}@example.com,Acme {},{tags},{stage},{owner}",
+            "Ana {last} {i},+52155{i:08},ana{i}@example.com,Acme {},{tags},{stage},{owner},true",
             i % 100
         );
     }
@@ -103,7 +108,10 @@ async fn main() -> anyhow::Result<()> {
         "bench",
         port,
         dir.join("server.log"),
-        &[("WM_RATE_LIMIT_PER_MINUTE", "1000000000".to_owned())],
+        &[
+            ("WM_RATE_LIMIT_PER_MINUTE", "1000000000".to_owned()),
+            ("WM_PROVIDER", "simulated".to_owned()),
+        ],
     );
     let base = server.base();
     healthy(&http, &base).await;
@@ -128,7 +136,8 @@ async fn main() -> anyhow::Result<()> {
             format!("{base}/admin/organizations/{org}/api-keys"),
             ADMIN,
             Some(json!({"name": "bench", "userId": user,
-                        "scopes": ["contacts:read", "contacts:write"]})),
+                        "scopes": ["contacts:read", "contacts:write",
+                                   "campaigns:read", "campaigns:write"]})),
         )
         .await;
         let key = key["key"].as_str().unwrap_or_default().to_owned();
@@ -137,7 +146,7 @@ async fn main() -> anyhow::Result<()> {
             .api_key(&key)
             .max_retries(0)
             .build()?;
-        let (_, probe) = call(
+        let (_, probed) = call(
             &http,
             reqwest::Method::POST,
             format!("{base}/contacts"),
@@ -147,25 +156,11 @@ async fn main() -> anyhow::Result<()> {
         .await;
         let probe_url = format!(
             "{base}/contacts/{}",
-            probe["id"].as_str().unwrap_or_default()
+            probed["id"].as_str().unwrap_or_default()
         );
         // The prober: one read every 10 ms for as long as the import runs.
         let running = Arc::new(AtomicBool::new(true));
-        let prober = {
-            let (http, key, running) = (http.clone(), key.clone(), running.clone());
-            tokio::spawn(async move {
-                let mut took = Vec::new();
-                while running.load(Ordering::Relaxed) {
-                    let t = Instant::now();
-                    let ok = http.get(&probe_url).bearer_auth(&key).send().await;
-                    if ok.is_ok_and(|r| r.status() == 200) {
-                        took.push(t.elapsed().as_secs_f64() * 1e3);
-                    }
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-                took
-            })
-        };
+        let prober = probe(&http, &key, &probe_url, None, &running);
         let (_, stages) = call(
             &http,
             reqwest::Method::GET,
@@ -268,9 +263,182 @@ async fn main() -> anyhow::Result<()> {
                 percentile(&took, 0.99)
             );
         }
+        let c = campaign_to_all(&http, &base, &org, &key, &probe_url, pid).await?;
+        let (peak, _) = rss_mb(pid);
+        let _ = writeln!(
+            report,
+            "{:>40} | audience {:>8.1} s, writes p99 {:>6.1} ms max {:>6.1} ms | {peak:>8.0}\n{:>40} | send     {:>8.1} s, writes p99 {:>6.1} ms max {:>6.1} ms, {} sent in {:.0} s",
+            "",
+            c.audience_s,
+            c.audience_writes.0,
+            c.audience_writes.1,
+            "",
+            c.send_s,
+            c.send_writes.0,
+            c.send_writes.1,
+            c.sent,
+            SEND_WINDOW.as_secs_f64(),
+        );
     }
     println!("\n{report}");
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// Probes `url` every 10 ms while `running` (a GET, or a PATCH of `body`); the latencies in ms.
+fn probe(
+    http: &reqwest::Client,
+    key: &str,
+    url: &str,
+    body: Option<serde_json::Value>,
+    running: &Arc<AtomicBool>,
+) -> tokio::task::JoinHandle<Vec<f64>> {
+    let (http, key, url, running) = (
+        http.clone(),
+        key.to_owned(),
+        url.to_owned(),
+        running.clone(),
+    );
+    tokio::spawn(async move {
+        let mut took = Vec::new();
+        while running.load(Ordering::Relaxed) {
+            let t = Instant::now();
+            let req = match &body {
+                Some(b) => http.patch(&url).json(b),
+                None => http.get(&url),
+            };
+            let ok = req.bearer_auth(&key).send().await;
+            if ok.is_ok_and(|r| r.status() == 200) {
+                took.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        took
+    })
+}
+
+/// How long the platform is left sending after the send is accepted.
+const SEND_WINDOW: Duration = Duration::from_secs(20);
+
+/// The campaign stage's timings.
+struct CampaignTimes {
+    audience_s: f64,
+    audience_writes: (f64, f64),
+    send_s: f64,
+    send_writes: (f64, f64),
+    sent: u64,
+}
+
+/// p99 and max of a probe's latencies.
+fn p99_max(v: Vec<f64>) -> (f64, f64) {
+    let v = sorted(v);
+    (percentile(&v, 0.99), v.last().copied().unwrap_or(0.0))
+}
+
+/// A campaign to every contact of the organisation: its audience added in one call, then a
+/// `now` send, each under a writer probe; then `SEND_WINDOW` of sending.
+async fn campaign_to_all(
+    http: &reqwest::Client,
+    base: &str,
+    org: &str,
+    key: &str,
+    probe_url: &str,
+    pid: u32,
+) -> anyhow::Result<CampaignTimes> {
+    use reqwest::Method;
+    let admin = |path: &str| format!("{base}/admin/organizations/{org}{path}");
+    let (_, number) = call(
+        http,
+        Method::POST,
+        admin("/phone-numbers"),
+        ADMIN,
+        Some(json!({"numberE164": "+525500000001", "displayName": "Ventas"})),
+    )
+    .await;
+    let (_, template) = call(
+        http,
+        Method::POST,
+        admin("/templates"),
+        ADMIN,
+        Some(
+            json!({"name": "promo", "category": "MARKETING", "language": "es_MX",
+                    "bodyText": "Promo de temporada"}),
+        ),
+    )
+    .await;
+    call(
+        http,
+        Method::POST,
+        admin("/wallet/top-ups"),
+        ADMIN,
+        Some(json!({"amount": 100_000_000})),
+    )
+    .await;
+    let (status, c) = call(
+        http,
+        Method::POST,
+        format!("{base}/campaigns"),
+        key,
+        Some(json!({"name": "Everyone", "phoneNumberId": number["id"],
+                    "templateId": template["id"]})),
+    )
+    .await;
+    anyhow::ensure!(status == 201, "campaign: {status} {c}");
+    let id = c["id"].as_str().unwrap_or_default().to_owned();
+    let write = Some(json!({"company": "Probe"}));
+
+    let running = Arc::new(AtomicBool::new(true));
+    let writes = probe(http, key, probe_url, write.clone(), &running);
+    let t = Instant::now();
+    let (status, added) = call(
+        http,
+        Method::POST,
+        format!("{base}/campaigns/{id}/recipients"),
+        key,
+        Some(json!({"all": true})),
+    )
+    .await;
+    let audience_s = t.elapsed().as_secs_f64();
+    running.store(false, Ordering::Relaxed);
+    let audience_writes = p99_max(writes.await?);
+    anyhow::ensure!(status == 200, "audience: {status} {added}");
+    println!(
+        "audience: {added} in {audience_s:.1} s, peak {:.0} MB",
+        rss_mb(pid).0
+    );
+
+    let running = Arc::new(AtomicBool::new(true));
+    let writes = probe(http, key, probe_url, write, &running);
+    let t = Instant::now();
+    let (status, sent) = call(
+        http,
+        Method::POST,
+        format!("{base}/campaigns/{id}/send"),
+        key,
+        Some(json!({})),
+    )
+    .await;
+    let send_s = t.elapsed().as_secs_f64();
+    anyhow::ensure!(status == 200, "send: {status} {sent}");
+    println!("send: {send_s:.1} s, peak {:.0} MB", rss_mb(pid).0);
+    tokio::time::sleep(SEND_WINDOW).await;
+    running.store(false, Ordering::Relaxed);
+    let send_writes = p99_max(writes.await?);
+    let (_, c) = call(
+        http,
+        Method::GET,
+        format!("{base}/campaigns/{id}"),
+        key,
+        None,
+    )
+    .await;
+    Ok(CampaignTimes {
+        audience_s,
+        audience_writes,
+        send_s,
+        send_writes,
+        sent: c["stats"]["sent"].as_u64().unwrap_or(0)
+            + c["stats"]["delivered"].as_u64().unwrap_or(0),
+    })
 }
