@@ -381,6 +381,17 @@ pub fn is_open(c: &campaign::Model) -> bool {
 /// transaction; closes the charge (refunding what is left) when none remain. Returns how
 /// many it queued or failed, `None` when no charge is open.
 pub async fn queue_step(db: &Db, step: u64, now: i64) -> Result<Option<u64>, DbErr> {
+    // A read first: the worker looks often, and the writer is taken only for real work.
+    let any = campaign::Entity::find()
+        .select_only()
+        .column(campaign::Column::Id)
+        .filter(campaign::Column::OpenChargeMicros.is_not_null())
+        .into_tuple::<Uuid>()
+        .one(&db.conn)
+        .await?;
+    if any.is_none() {
+        return Ok(None);
+    }
     let txn = db.write().await?;
     let Some(c) = crate::db::skip_locked(
         db,
