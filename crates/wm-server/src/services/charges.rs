@@ -412,6 +412,8 @@ pub async fn queue_step(db: &Db, step: u64, now: i64) -> Result<Option<u64>, DbE
         .as_deref()
         .and_then(|s| serde_json::from_str(s).ok())
         .unwrap_or_default();
+    let card = card_of(&*txn, c.organization_id).await?;
+    let cat = sending::category(&*txn, &c).await?;
     let mut covered = u64::try_from(c.open_covered).unwrap_or(0);
     let mut open = c.open_charge_micros.unwrap_or(0);
     let mut batch = sending::BatchCost::default();
@@ -423,10 +425,18 @@ pub async fn queue_step(db: &Db, step: u64, now: i64) -> Result<Option<u64>, DbE
             batch.ineligible.push((r.id, *why));
             continue;
         }
-        let Some(price) = r.market.as_deref().and_then(|m| prices.get(m)) else {
+        // A market the charge did not price (its only recipients could not be messaged
+        // then) is priced from the card now.
+        let Some(price) = r.market.as_deref().and_then(|m| {
+            prices
+                .get(m)
+                .copied()
+                .or_else(|| Some(card.market(m)?.price(cat).0))
+        }) else {
             batch.unpriceable.push(r.id);
             continue;
         };
+        let price = &price;
         if covered > 0 {
             covered -= 1;
             batch.priced.push((r.id, 0, true));
