@@ -349,29 +349,6 @@ pub async fn charge(
 /// Recorded on a recipient the balance no longer covered when its step was queued.
 pub const UNPAID: &str = "The wallet balance did not cover this message";
 
-/// Fails recipients uncharged whose step found no money for them.
-async fn fail_unpaid(
-    conn: &impl ConnectionTrait,
-    priced: &[(Uuid, i64, bool)],
-    now: i64,
-) -> Result<(), DbErr> {
-    let ids: Vec<Uuid> = priced.iter().map(|(id, _, _)| *id).collect();
-    for chunk in ids.chunks(500) {
-        recipient::Entity::update_many()
-            .col_expr(
-                recipient::Column::Status,
-                Expr::val(RecipientStatus::Failed.as_str()),
-            )
-            .col_expr(recipient::Column::FailedAt, Expr::val(now))
-            .col_expr(recipient::Column::ErrorMessage, Expr::val(UNPAID))
-            .col_expr(recipient::Column::QueuedAt, Expr::val(now))
-            .filter(recipient::Column::Id.is_in(chunk.to_vec()))
-            .exec(conn)
-            .await?;
-    }
-    Ok(())
-}
-
 /// Whether the campaign has a charged batch not queued yet.
 pub fn is_open(c: &campaign::Model) -> bool {
     c.open_charge_micros.is_some()
@@ -454,7 +431,8 @@ pub async fn queue_step(db: &Db, step: u64, now: i64) -> Result<Option<u64>, DbE
         if wallet::charge(&*txn, c.organization_id, over.total, Some(c.id), &what, now).await? {
             batch.priced.append(&mut over.priced);
         } else {
-            fail_unpaid(&*txn, &over.priced, now).await?;
+            let ids: Vec<Uuid> = over.priced.iter().map(|(id, _, _)| *id).collect();
+            sending::fail_uncharged(&*txn, &ids, UNPAID, now).await?;
         }
     }
     sending::mark_charged(&*txn, &batch, now).await?;

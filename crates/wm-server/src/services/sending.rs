@@ -332,19 +332,7 @@ pub(crate) async fn mark_charged(
         uncharged.entry(why.reason()).or_default().push(*id);
     }
     for (reason, ids) in uncharged {
-        for chunk in ids.chunks(500) {
-            recipient::Entity::update_many()
-                .col_expr(
-                    recipient::Column::Status,
-                    Expr::val(RecipientStatus::Failed.as_str()),
-                )
-                .col_expr(recipient::Column::FailedAt, Expr::val(now))
-                .col_expr(recipient::Column::ErrorMessage, Expr::val(reason))
-                .col_expr(recipient::Column::QueuedAt, Expr::val(now))
-                .filter(recipient::Column::Id.is_in(chunk.to_vec()))
-                .exec(conn)
-                .await?;
-        }
+        fail_uncharged(conn, &ids, reason, now).await?;
     }
     crate::observe::metrics::messages_failed(
         "none",
@@ -358,6 +346,29 @@ pub(crate) async fn mark_charged(
         "ineligible",
         cost.ineligible.len(),
     );
+    Ok(())
+}
+
+/// Fails recipients before any charge or call, with `reason` as their `errorMessage`.
+pub(crate) async fn fail_uncharged(
+    conn: &impl ConnectionTrait,
+    ids: &[Uuid],
+    reason: &str,
+    now: i64,
+) -> Result<(), DbErr> {
+    for chunk in ids.chunks(500) {
+        recipient::Entity::update_many()
+            .col_expr(
+                recipient::Column::Status,
+                Expr::val(RecipientStatus::Failed.as_str()),
+            )
+            .col_expr(recipient::Column::FailedAt, Expr::val(now))
+            .col_expr(recipient::Column::ErrorMessage, Expr::val(reason))
+            .col_expr(recipient::Column::QueuedAt, Expr::val(now))
+            .filter(recipient::Column::Id.is_in(chunk.to_vec()))
+            .exec(conn)
+            .await?;
+    }
     Ok(())
 }
 
