@@ -22,6 +22,9 @@
 #                     measured at the size it has in production)
 #   WM_BENCH_DATABASE_URL  run on this (empty) database instead of a fresh SQLite file
 #   WM_SERVER_BIN     server binary (default target/release/wm-server)
+#   BARE_AXUM_BIN     the ceiling: a bare axum JSON handler (default target/release/bare-axum,
+#                     built from benches/bin/bare_axum.rs); its GET-by-id run comes right after
+#                     wm-server's, and the report gives wm-server's share of it
 #   OUT_DIR           where the report goes (default bench-out/)
 #
 # The report (summary table, settings, raw wrk output) is printed and written
@@ -63,6 +66,7 @@ KEYS="${KEYS:-1}"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SERVER_BIN="${WM_SERVER_BIN:-$ROOT/target/release/wm-server}"
+BARE_BIN="${BARE_AXUM_BIN:-$ROOT/target/release/bare-axum}"
 OUT_DIR="${OUT_DIR:-$ROOT/bench-out}"
 
 if ((CONNECTIONS < THREADS)); then
@@ -78,10 +82,15 @@ log() { echo "==> $*"; }
 
 TMP="$(mktemp -d /tmp/wm-bench.XXXXXX)"
 SERVER_PID=""
+BARE_PID=""
 WRK_PID=""
 cleanup() {
     if [[ -n "$WRK_PID" ]]; then
         kill "$WRK_PID" 2>/dev/null || true
+    fi
+    if [[ -n "$BARE_PID" ]]; then
+        kill "$BARE_PID" 2>/dev/null || true
+        wait "$BARE_PID" 2>/dev/null || true
     fi
     if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
         kill "$SERVER_PID" 2>/dev/null || true
@@ -449,13 +458,16 @@ if [[ $SELFTEST == 1 ]]; then
     SERVER_DESC="selftest stand-in (python3, in-memory) - NOT wm-server"
 else
     if [[ $SKIP_BUILD != 1 ]]; then
-        log "cargo build --release -p wm-server"
-        (cd "$ROOT" && cargo build --release -p wm-server)
+        log "cargo build --release -p wm-server; the bare-axum ceiling"
+        (cd "$ROOT" && cargo build --release -p wm-server &&
+            cargo build --release -p wm-benches --bin bare-axum)
     fi
-    [[ -x "$SERVER_BIN" ]] || {
-        echo "server binary not found: $SERVER_BIN" >&2
-        exit 1
-    }
+    for bin in "$SERVER_BIN" "$BARE_BIN"; do
+        [[ -x "$bin" ]] || {
+            echo "binary not found: $bin" >&2
+            exit 1
+        }
+    done
     SERVER_DESC="$SERVER_BIN"
 fi
 
@@ -512,14 +524,14 @@ RAW="$TMP/raw.txt"
 POST_STATUSES=""
 POST_FIRST_ERROR=""
 
-run_wrk() { # label mode path
-    local label="$1" mode="$2" path="$3" out="$TMP/wrk-$2.txt"
+run_wrk() { # label mode path [base]
+    local label="$1" mode="$2" path="$3" base="${4:-$BASE}" out="$TMP/wrk-$2.txt"
     log "wrk: $label (${DURATION}, $CONNECTIONS connections, $THREADS threads)"
     # In the background so that a signal reaches the traps at once.
     WM_BENCH_MODE="$mode" WM_BENCH_IDS_FILE="$TMP/ids.txt" WM_BENCH_THREADS="$THREADS" \
         WM_BENCH_KEYS_FILE="$TMP/keys.txt" \
         wrk -t "$THREADS" -c "$CONNECTIONS" -d "$DURATION" --timeout "$TIMEOUT" --latency \
-        -H "Authorization: Bearer $KEY" -s "$TMP/bench.lua" "$BASE$path" >"$out" 2>&1 &
+        -H "Authorization: Bearer $KEY" -s "$TMP/bench.lua" "$base$path" >"$out" 2>&1 &
     WRK_PID=$!
     if ! wait "$WRK_PID"; then
         cat "$out" >&2
@@ -555,6 +567,29 @@ run_wrk() { # label mode path
 }
 
 run_wrk "GET /api/v1/contacts/{id}" get_id "/api/v1/contacts/"
+WM_GET_LINE="${RESULTS[-1]#*|}"
+
+# The ceiling, side by side: a bare axum JSON handler on the same ids (the stand-in again in
+# the selftest).
+if [[ $SELFTEST == 1 ]]; then
+    BARE_BASE="$BASE"
+else
+    BARE_PORT="$(free_port)"
+    BARE_BASE="http://127.0.0.1:$BARE_PORT"
+    "$BARE_BIN" "127.0.0.1:$BARE_PORT" >"$TMP/bare.log" 2>&1 &
+    BARE_PID=$!
+    for _ in $(seq 100); do
+        [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$BARE_BASE/api/v1/health" || true)" == 200 ]] && break
+        sleep 0.1
+    done
+fi
+run_wrk "bare axum GET /api/v1/contacts/{id}" get_id "/api/v1/contacts/" "$BARE_BASE"
+BARE_GET_LINE="${RESULTS[-1]#*|}"
+if [[ -n "$BARE_PID" ]]; then
+    kill "$BARE_PID" 2>/dev/null || true
+    wait "$BARE_PID" 2>/dev/null || true
+    BARE_PID=""
+fi
 run_wrk "GET /api/v1/contacts?pageSize=100&q=ana" list "/api/v1/contacts?pageSize=100&q=ana"
 run_wrk "POST /api/v1/contacts" post "/api/v1/contacts"
 
@@ -603,6 +638,9 @@ fi
             "$(field p50_ms "$line")" "$(field p99_ms "$line")" "$(field non2xx "$line")" "$sockerr"
     done
     echo
+    field rps "$WM_GET_LINE" >"$TMP/wm.rps"
+    field rps "$BARE_GET_LINE" >"$TMP/bare.rps"
+    python3 -c 'import sys; w, b = (float(open(f).read()) for f in sys.argv[1:]); print(f"GET by id:   wm-server {w:.0f} req/s = {100 * w / b:.1f} % of bare axum ({b:.0f} req/s), same run")' "$TMP/wm.rps" "$TMP/bare.rps"
     echo "POST statuses: ${POST_STATUSES:-none}"
     if [[ -n "$POST_FIRST_ERROR" ]]; then
         echo "POST first error: $POST_FIRST_ERROR"

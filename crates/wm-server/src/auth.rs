@@ -4,6 +4,7 @@
 //! Check order for API routes (DESIGN §4): authenticate (401) → rate limit (429) → scope
 //! (403, in the handler's [`crate::extract::Authed`] extractor) → validation → handler.
 
+use crate::db::Unique;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -47,13 +48,13 @@ async fn lookup(state: &AppState, key: &str) -> Result<Option<AuthContext>, ApiE
     let Some(row) = api_key::Entity::find()
         .filter(api_key::Column::KeyHash.eq(&hash))
         .filter(api_key::Column::RevokedAt.is_null())
-        .one(&state.db.conn)
+        .unique(&state.db.conn)
         .await?
     else {
         return Ok(None);
     };
     let user_name = user::Entity::find_by_id(row.user_id)
-        .one(&state.db.conn)
+        .unique(&state.db.conn)
         .await?
         .map(|u| u.full_name)
         .unwrap_or_default();

@@ -2,6 +2,7 @@
 //! Authenticated by the operator token ([`crate::auth::admin_auth`]). Not part of the public
 //! contract, so plain axum routes, left out of the OpenAPI document.
 
+use crate::db::Unique;
 use axum::Router;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
@@ -56,7 +57,7 @@ impl FromRequestParts<AppState> for OperatorOrg {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
         let OrgId(id) = OrgId::from_request_parts(parts, state).await?;
         organization::Entity::find_by_id(id)
-            .one(&state.db.conn)
+            .unique(&state.db.conn)
             .await?
             .map(|o| OperatorOrg(o.id))
             .ok_or_else(|| ApiError::not_found("Organization"))

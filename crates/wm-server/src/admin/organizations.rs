@@ -1,5 +1,6 @@
 //! `/admin/organizations`.
 
+use crate::db::Unique;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
@@ -49,7 +50,7 @@ async fn detail(
     OrgId(id): OrgId,
 ) -> ApiResult<Json<Organization>> {
     organization::Entity::find_by_id(id)
-        .one(&s.db.conn)
+        .unique(&s.db.conn)
         .await?
         .map(|o| Json(organization_view(o)))
         .ok_or_else(|| ApiError::not_found("Organization"))

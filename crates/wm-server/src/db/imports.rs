@@ -1,5 +1,6 @@
 //! Contact import jobs and their stored chunks.
 
+use crate::db::Unique;
 use sea_orm::sea_query::{Expr, Query};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait,
@@ -53,7 +54,7 @@ pub async fn find(
     org: Uuid,
     id: Uuid,
 ) -> Result<Option<job::Model>, DbErr> {
-    find_in_org::<job::Entity>(org, id).one(conn).await
+    find_in_org::<job::Entity>(org, id).unique(conn).await
 }
 
 /// One page of the organisation's jobs, newest first, and the total.
@@ -121,7 +122,7 @@ pub async fn claim(
     if taken.rows_affected == 0 {
         return Ok(None);
     }
-    job::Entity::find_by_id(candidate.id).one(conn).await
+    job::Entity::find_by_id(candidate.id).unique(conn).await
 }
 
 /// A stored chunk of a job.
@@ -130,7 +131,7 @@ pub async fn chunk(
     import: Uuid,
     seq: i32,
 ) -> Result<Option<chunk::Model>, DbErr> {
-    chunk::Entity::find_by_id((import, seq)).one(conn).await
+    chunk::Entity::find_by_id((import, seq)).unique(conn).await
 }
 
 /// Records a job's progress after the chunk `done` (its rows were written in the same

@@ -1,6 +1,7 @@
 //! Lookups of an organisation's stages, users and channels, one by one or all together
 //! ([`OrgLookups`], which [`crate::cache`] keeps for a few seconds).
 
+use crate::db::Unique;
 use std::collections::HashMap;
 
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, QueryFilter, QueryOrder};
@@ -29,7 +30,7 @@ pub async fn stage(
     id: Uuid,
 ) -> Result<Option<lifecycle_stage::Model>, DbErr> {
     find_in_org::<lifecycle_stage::Entity>(org, id)
-        .one(conn)
+        .unique(conn)
         .await
 }
 
@@ -48,7 +49,7 @@ pub async fn user(
     org: Uuid,
     id: Uuid,
 ) -> Result<Option<user::Model>, DbErr> {
-    find_in_org::<user::Entity>(org, id).one(conn).await
+    find_in_org::<user::Entity>(org, id).unique(conn).await
 }
 
 /// The organisation's active channel of a type.

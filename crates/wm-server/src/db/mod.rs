@@ -16,6 +16,9 @@ pub mod notes;
 pub mod outbox;
 pub mod tenant;
 pub mod timeline;
+pub mod unique;
+
+pub use unique::Unique;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,6 +1,7 @@
 //! Automations: the operator's definitions, the API's list/detail/logs, and the triggers
 //! that enqueue runs in the same transaction as the change that causes them.
 
+use crate::db::Unique;
 use std::collections::HashMap;
 
 use sea_orm::sea_query::{Expr, Func, SimpleExpr};
@@ -115,7 +116,7 @@ async fn views(
 
 async fn load(conn: &impl ConnectionTrait, org: Uuid, id: Uuid) -> ApiResult<automation::Model> {
     find_in_org::<automation::Entity>(org, id)
-        .one(conn)
+        .unique(conn)
         .await?
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))
 }
@@ -211,7 +212,7 @@ pub async fn list(
         .await?
         .and_then(|r| r.error);
     let currency = organization::Entity::find_by_id(org)
-        .one(conn)
+        .unique(conn)
         .await?
         .map(|o| o.currency)
         .unwrap_or_default();

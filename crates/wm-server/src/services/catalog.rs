@@ -1,6 +1,7 @@
 //! Templates, sender numbers and the wallet: what campaigns are made of (lookups for API
 //! keys, creation and top-ups for the operator).
 
+use crate::db::Unique;
 use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use uuid::Uuid;
 use wm_core::pricing::allowance_covered;
@@ -74,7 +75,7 @@ pub async fn wallet(state: &AppState, org: Uuid) -> ApiResult<Wallet> {
 
 async fn wallet_in(conn: &impl ConnectionTrait, org: Uuid, now: i64) -> ApiResult<Wallet> {
     let o = organization::Entity::find_by_id(org)
-        .one(conn)
+        .unique(conn)
         .await?
         .ok_or_else(|| ApiError::not_found("Organization"))?;
     let included = u64::try_from(o.included_utility_messages).unwrap_or(0);
@@ -110,7 +111,7 @@ pub async fn top_up(state: &AppState, org: Uuid, body: TopUp) -> ApiResult<Walle
 /// The organisation's rate overrides.
 pub async fn rates(state: &AppState, org: Uuid) -> ApiResult<SetRates> {
     let o = organization::Entity::find_by_id(org)
-        .one(&state.db.conn)
+        .unique(&state.db.conn)
         .await?
         .ok_or_else(|| ApiError::not_found("Organization"))?;
     let markets = o

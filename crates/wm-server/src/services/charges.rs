@@ -17,6 +17,7 @@
 //! The platform is never called for a recipient before its step is queued, so "charged
 //! before the platform" holds; a crash between steps resumes at the next one.
 
+use crate::db::Unique;
 use std::collections::{BTreeMap, HashMap};
 
 use sea_orm::sea_query::Expr;
@@ -149,7 +150,7 @@ pub async fn is_large(
 /// The organisation's rate card.
 pub async fn card_of(conn: &impl ConnectionTrait, org: Uuid) -> Result<RateCard, DbErr> {
     Ok(organization::Entity::find_by_id(org)
-        .one(conn)
+        .unique(conn)
         .await?
         .map_or_else(|| RateCard::shipped().clone(), |o| sending::rate_card(&o)))
 }
@@ -166,7 +167,7 @@ pub async fn price_all(
     let cat = sending::category(conn, c).await?;
     let card = card_of(conn, c.organization_id).await?;
     let included = organization::Entity::find_by_id(c.organization_id)
-        .one(conn)
+        .unique(conn)
         .await?
         .map_or(0, |o| {
             u64::try_from(o.included_utility_messages).unwrap_or(0)

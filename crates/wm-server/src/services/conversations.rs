@@ -1,6 +1,7 @@
 //! Conversations: the list with its tabs and summary, the detail, the operator's status and
 //! assignee changes, and opening one when a contact writes.
 
+use crate::db::Unique;
 use std::collections::HashMap;
 
 use sea_orm::sea_query::{Expr, Query};
@@ -204,7 +205,7 @@ pub async fn list(
 async fn summary(state: &AppState, org: Uuid, active: Condition) -> ApiResult<ConversationSummary> {
     let conn = &state.db.conn;
     let tz = organization::Entity::find_by_id(org)
-        .one(conn)
+        .unique(conn)
         .await?
         .map(|o| o.timezone)
         .unwrap_or_else(|| "UTC".into());
@@ -290,7 +291,7 @@ pub async fn update(
     let now = state.now_ms();
     let txn = state.db.write().await?;
     let row = find_in_org::<conversation::Entity>(org, id)
-        .one(&*txn)
+        .unique(&*txn)
         .await?
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
     let mut q = conversation::Entity::update_many()
@@ -315,7 +316,7 @@ pub async fn update(
     q.exec(&*txn).await?;
     txn.commit().await?;
     let row = find_in_org::<conversation::Entity>(org, id)
-        .one(&state.db.conn)
+        .unique(&state.db.conn)
         .await?
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
     view(&state.db.conn, row).await
@@ -336,7 +337,7 @@ pub async fn touch_from_contact(
     if conn.get_database_backend() == sea_orm::DbBackend::Postgres {
         crate::db::entities::contact::Entity::find_by_id(contact)
             .lock_exclusive()
-            .one(conn)
+            .unique(conn)
             .await?;
     }
     let open = in_org::<conversation::Entity>(org)

@@ -2,6 +2,7 @@
 //! moving one in or out of OPEN keep the contact's count of open deals in the same
 //! transaction.
 
+use crate::db::Unique;
 use sea_orm::{ActiveModelTrait, ActiveValue::Set, EntityTrait, IntoActiveModel};
 use uuid::Uuid;
 use wm_types::admin::{CreateDeal, Deal, UpdateDeal};
@@ -44,7 +45,7 @@ pub async fn create(state: &AppState, org: Uuid, body: CreateDeal) -> ApiResult<
 pub async fn update(state: &AppState, org: Uuid, id: Uuid, body: UpdateDeal) -> ApiResult<Deal> {
     let txn = state.db.write().await?;
     let row = find_in_org::<deal::Entity>(org, id)
-        .one(&*txn)
+        .unique(&*txn)
         .await?
         .ok_or_else(|| ApiError::not_found("Deal"))?;
     let open = DealStatus::Open.as_str();

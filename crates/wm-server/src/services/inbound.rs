@@ -1,6 +1,7 @@
 //! Messages from contacts and status callbacks from the messaging platform (operator routes
 //! that stand in for the platform's webhooks).
 
+use crate::db::Unique;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, EntityTrait};
 use uuid::Uuid;
@@ -67,7 +68,7 @@ async fn apply(
     // A redelivery of an applied message needs no contact lookup; the write below decides.
     if let Some(id) = message_id
         && platform_inbound_seen::Entity::find_by_id(id.to_owned())
-            .one(conn)
+            .unique(conn)
             .await?
             .is_some()
     {

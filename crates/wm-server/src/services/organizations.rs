@@ -1,6 +1,7 @@
 //! Organisations and their defaults, users and API keys (used by the operator API and the
 //! demo seed).
 
+use crate::db::Unique;
 use sea_orm::{ActiveModelTrait, ActiveValue::Set, ConnectionTrait, EntityTrait, IntoActiveModel};
 use uuid::Uuid;
 use wm_types::admin::{ApiKey, ApiKeyCreated, Channel, CreateApiKey, CreateOrganization};
@@ -170,7 +171,7 @@ pub async fn create_api_key(
 pub async fn revoke_api_key(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<ApiKey> {
     let txn = state.db.write().await?;
     let row = find_in_org::<api_key::Entity>(org, id)
-        .one(&*txn)
+        .unique(&*txn)
         .await?
         .ok_or_else(|| ApiError::not_found("API key"))?;
     let row = if row.revoked_at.is_none() {

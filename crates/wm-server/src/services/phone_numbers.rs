@@ -2,6 +2,7 @@
 //! number id, the WhatsApp Business Account, the access token — encrypted at rest with
 //! `WM_SECRET_KEY`, never returned, never logged) and their own pace.
 
+use crate::db::Unique;
 use axum::http::StatusCode;
 use sea_orm::{ActiveModelTrait, ActiveValue::Set, EntityTrait, QueryOrder};
 use uuid::Uuid;
@@ -115,7 +116,7 @@ pub async fn update(
     };
     let txn = state.db.write().await?;
     let row = find_in_org::<phone_number::Entity>(org, id)
-        .one(&*txn)
+        .unique(&*txn)
         .await?
         .ok_or_else(|| ApiError::not_found("Phone number"))?;
     let mut am: phone_number::ActiveModel = row.into();

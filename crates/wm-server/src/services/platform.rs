@@ -9,6 +9,7 @@
 //! twice; and an event whose application fails is not marked processed but applied again
 //! when its claim lapses, so nothing is lost to a passing failure.
 
+use crate::db::Unique;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter,
@@ -107,7 +108,7 @@ async fn apply_one(state: &AppState, id: Uuid) -> anyhow::Result<bool> {
         return Ok(false);
     }
     let Some(row) = platform_event::Entity::find_by_id(id)
-        .one(&state.db.conn)
+        .unique(&state.db.conn)
         .await?
     else {
         return Ok(false);

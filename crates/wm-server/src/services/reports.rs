@@ -1,6 +1,7 @@
 //! Reports: rows of the period are read once and counted per calendar day in the
 //! organisation's time zone; every day of the period has a row.
 
+use crate::db::Unique;
 use std::collections::HashMap;
 
 use chrono::{Duration, NaiveDate};
@@ -53,7 +54,7 @@ impl Ctx {
 
 async fn ctx(state: &AppState, org: Uuid, q: &ReportQuery) -> ApiResult<Ctx> {
     let o = organization::Entity::find_by_id(org)
-        .one(&state.db.conn)
+        .unique(&state.db.conn)
         .await?
         .ok_or_else(|| ApiError::not_found("Organization"))?;
     let today = local_date(&o.timezone, state.now_ms());

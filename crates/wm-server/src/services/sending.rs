@@ -5,6 +5,7 @@
 //! conditional balance update, before the platform is called; unpriceable recipients fail
 //! there, uncharged. Provider results are recorded afterwards; a rejected message is refunded.
 
+use crate::db::Unique;
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{Datelike, TimeZone, Utc};
@@ -42,7 +43,7 @@ pub async fn allowance_used(
     now: i64,
 ) -> Result<u64, DbErr> {
     Ok(allowance_usage::Entity::find_by_id((org, month_of(now)))
-        .one(conn)
+        .unique(conn)
         .await?
         .map_or(0, |u| u64::try_from(u.used).unwrap_or(0)))
 }
@@ -85,7 +86,7 @@ pub async fn category(
     c: &campaign::Model,
 ) -> Result<TemplateCategory, DbErr> {
     Ok(template::Entity::find_by_id(c.template_id)
-        .one(conn)
+        .unique(conn)
         .await?
         .and_then(|t| TemplateCategory::parse(&t.category))
         .unwrap_or(TemplateCategory::Marketing))
@@ -239,7 +240,7 @@ pub async fn price_next_batch(
     let batch = next_batch(conn, c, limit).await?;
     let cat = category(conn, c).await?;
     let org = organization::Entity::find_by_id(c.organization_id)
-        .one(conn)
+        .unique(conn)
         .await?;
     let left = match &org {
         Some(o) => {

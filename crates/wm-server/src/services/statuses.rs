@@ -10,6 +10,7 @@
 //! known yet is kept in `pending_statuses` and applied once its send is recorded: a receipt
 //! is never dropped.
 
+use crate::db::Unique;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, QueryFilter,
@@ -49,7 +50,9 @@ async fn find(
         .correlation_id
         .as_deref()
         .and_then(|c| Uuid::parse_str(c).ok())
-        && let Some(r) = scoped(recipient::Entity::find_by_id(id)).one(conn).await?
+        && let Some(r) = scoped(recipient::Entity::find_by_id(id))
+            .unique(conn)
+            .await?
     {
         return Ok(Some(r));
     }

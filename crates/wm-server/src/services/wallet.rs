@@ -3,6 +3,7 @@
 //! Every change is a conditional update of the balance plus a ledger entry, in the caller's
 //! transaction; a charge that the balance cannot cover changes nothing.
 
+use crate::db::Unique;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, QueryFilter,
@@ -31,7 +32,7 @@ pub async fn ensure(conn: &impl ConnectionTrait, org: Uuid, now: i64) -> Result<
 pub async fn balance(conn: &impl ConnectionTrait, org: Uuid) -> Result<Money, DbErr> {
     Ok(Money(
         wallet::Entity::find_by_id(org)
-            .one(conn)
+            .unique(conn)
             .await?
             .map_or(0, |w| w.balance_micros),
     ))

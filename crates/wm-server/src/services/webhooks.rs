@@ -1,5 +1,6 @@
 //! Webhook management and the delivery log (for API keys and the operator API alike).
 
+use crate::db::Unique;
 use std::collections::HashMap;
 use std::net::IpAddr;
 
@@ -90,7 +91,7 @@ async fn check_target(state: &AppState, url: &str) -> ApiResult<()> {
 
 async fn load(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<webhook::Model> {
     find_in_org::<webhook::Entity>(org, id)
-        .one(&state.db.conn)
+        .unique(&state.db.conn)
         .await?
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))
 }
@@ -161,7 +162,7 @@ pub async fn update(
     let now = state.now_ms();
     let txn = state.db.write().await?;
     let row = find_in_org::<webhook::Entity>(org, id)
-        .one(&*txn)
+        .unique(&*txn)
         .await?
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
     let current = WebhookStatus::parse(&row.status);
@@ -196,7 +197,7 @@ pub async fn update(
 pub async fn delete(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Deleted> {
     let txn = state.db.write().await?;
     find_in_org::<webhook::Entity>(org, id)
-        .one(&*txn)
+        .unique(&*txn)
         .await?
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
     let deliveries: Vec<Uuid> = webhook_delivery::Entity::find()

@@ -11,6 +11,7 @@
 //! only once applied, so none is lost. Sending is leased per campaign
 //! (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so replicas do not send the same campaign.
 
+use crate::db::Unique;
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use tokio_util::sync::CancellationToken;
@@ -219,7 +220,7 @@ impl CampaignWorker {
         let step = self.state.settings.charge_step;
         // A large audience is priced before taking the writer.
         let prepared = match campaign::Entity::find_by_id(id)
-            .one(&self.state.db.conn)
+            .unique(&self.state.db.conn)
             .await?
         {
             Some(c) => {

@@ -14,6 +14,7 @@
 //! queued, unclaimed and charged once), so an expired token costs at most
 //! [`SEND_CONCURRENCY`] refused calls, not a chunk's worth.
 
+use crate::db::Unique;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -237,13 +238,13 @@ async fn send_campaign(
 ) -> anyhow::Result<Option<i64>> {
     let conn = &state.db.conn;
     let Some(sender) = phone_number::Entity::find_by_id(c.phone_number_id)
-        .one(conn)
+        .unique(conn)
         .await?
     else {
         return Ok(None);
     };
     let Some(tpl) = template::Entity::find_by_id(c.template_id)
-        .one(conn)
+        .unique(conn)
         .await?
     else {
         return Ok(None);
@@ -265,7 +266,7 @@ async fn send_campaign(
         }
         // A pause stops the remaining messages; sent ones stay sent.
         let status = campaign::Entity::find_by_id(c.id)
-            .one(conn)
+            .unique(conn)
             .await?
             .map(|c| c.status);
         if status.as_deref() != Some(CampaignStatus::Sending.as_str()) {

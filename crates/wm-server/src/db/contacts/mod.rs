@@ -2,6 +2,7 @@
 //! [`filter`] its filters and page, [`counts`] the maintained counts, [`view`] the wire
 //! view).
 
+use crate::db::Unique;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::{NotSet, Set},
@@ -87,7 +88,7 @@ pub async fn find(
     org: Uuid,
     id: Uuid,
 ) -> Result<Option<contact::Model>, DbErr> {
-    find_in_org::<contact::Entity>(org, id).one(conn).await
+    find_in_org::<contact::Entity>(org, id).unique(conn).await
 }
 
 /// The contact holding a phone in the organisation.
@@ -98,7 +99,7 @@ pub async fn find_by_phone(
 ) -> Result<Option<contact::Model>, DbErr> {
     in_org::<contact::Entity>(org)
         .filter(contact::Column::PrimaryPhone.eq(phone.as_str()))
-        .one(conn)
+        .unique(conn)
         .await
 }
 

@@ -1,5 +1,6 @@
 //! A campaign's audience: adding recipients (ids, tags, search, all) and listing them.
 
+use crate::db::Unique;
 use sea_orm::sea_query::{Alias, Expr, Query};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait,
@@ -177,7 +178,7 @@ pub async fn add_audience(
             "lifecycleStageId must be a lifecycle stage of this organization",
         ));
     }
-    let card = match organization::Entity::find_by_id(org).one(conn).await? {
+    let card = match organization::Entity::find_by_id(org).unique(conn).await? {
         Some(o) => sending::rate_card(&o),
         None => RateCard::shipped().clone(),
     };

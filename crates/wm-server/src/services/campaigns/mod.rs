@@ -4,6 +4,7 @@
 //! Here: create, get, duplicate; [`list`](mod@list), [`audience`], [`send`](mod@send) and
 //! `view` (row → wire type) hold the rest.
 
+use crate::db::Unique;
 use axum::http::StatusCode;
 use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait};
 use uuid::Uuid;
@@ -40,7 +41,7 @@ pub fn campaign_error(e: CampaignError) -> ApiError {
 
 async fn load(conn: &impl ConnectionTrait, org: Uuid, id: Uuid) -> ApiResult<campaign::Model> {
     find_in_org::<campaign::Entity>(org, id)
-        .one(conn)
+        .unique(conn)
         .await?
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))
 }
@@ -75,7 +76,7 @@ pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign> {
 pub async fn create(state: &AppState, org: Uuid, body: CreateCampaign) -> ApiResult<Campaign> {
     let conn = &state.db.conn;
     if find_in_org::<phone_number::Entity>(org, body.phone_number_id)
-        .one(conn)
+        .unique(conn)
         .await?
         .is_none()
     {
@@ -86,7 +87,7 @@ pub async fn create(state: &AppState, org: Uuid, body: CreateCampaign) -> ApiRes
         ));
     }
     let t = find_in_org::<template::Entity>(org, body.template_id)
-        .one(conn)
+        .unique(conn)
         .await?
         .filter(|t| t.status == TemplateStatus::Approved.as_str())
         .ok_or_else(|| {

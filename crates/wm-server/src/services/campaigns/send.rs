@@ -1,6 +1,7 @@
 //! Cost preview and the sending actions (send, pause, resume); the state machine of
 //! `wm_core::campaigns` decides every change.
 
+use crate::db::Unique;
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use uuid::Uuid;
@@ -26,7 +27,7 @@ pub async fn preview_cost(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Co
     let conn = &state.db.conn;
     let c = load(conn, org, id).await?;
     let o = organization::Entity::find_by_id(org)
-        .one(conn)
+        .unique(conn)
         .await?
         .ok_or_else(|| ApiError::not_found("Organization"))?;
     let now = state.now_ms();
@@ -83,7 +84,7 @@ pub(super) async fn facts(
         .count(conn)
         .await?;
     let t = template::Entity::find_by_id(c.template_id)
-        .one(conn)
+        .unique(conn)
         .await?;
     let positions = t
         .map(|t| templates::positions(&t.body_text))

@@ -5,6 +5,7 @@
 //! nor (thanks to the idempotency key) sends twice. Five consecutive failed runs pause the
 //! automation (PAUSED_BY_FAILURE).
 
+use crate::db::Unique;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, EntityTrait, ExprTrait, QueryFilter, QueryOrder,
@@ -189,7 +190,7 @@ impl AutomationWorker {
             cost: run.cost_micros,
         };
         let a = automation::Entity::find_by_id(run.automation_id)
-            .one(conn)
+            .unique(conn)
             .await?;
         let a = match a {
             Some(a) if a.status == AutomationStatus::Active.as_str() => a,
@@ -270,7 +271,7 @@ impl AutomationWorker {
             return Ok(None);
         };
         let conn = &self.state.db.conn;
-        let Some(c) = contact::Entity::find_by_id(id).one(conn).await? else {
+        let Some(c) = contact::Entity::find_by_id(id).unique(conn).await? else {
             return Ok(None);
         };
         let channel_types = identity::Entity::find()
@@ -297,7 +298,7 @@ impl AutomationWorker {
         let conn = &self.state.db.conn;
         let contact = match run.contact_id {
             Some(id) => contact::Entity::find_by_id(id)
-                .one(conn)
+                .unique(conn)
                 .await
                 .map_err(|e| e.to_string())?,
             None => None,

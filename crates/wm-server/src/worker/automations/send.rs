@@ -1,6 +1,7 @@
 //! An automation's SEND_TEMPLATE step: the wallet charge recorded in the run, then the
 //! platform call, so a resumed run neither charges nor sends twice.
 
+use crate::db::Unique;
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use wm_core::automations::run::StepOutcome;
@@ -51,7 +52,7 @@ impl AutomationWorker {
             .map_err(db)?
             .ok_or("the organization has no sender number")?;
         let o = organization::Entity::find_by_id(org)
-            .one(conn)
+            .unique(conn)
             .await
             .map_err(db)?
             .ok_or("organization missing")?;
