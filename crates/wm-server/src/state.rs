@@ -123,6 +123,8 @@ pub struct Inner {
     pub secret_key: Option<crate::secrets::SecretKey>,
     /// The Cloud API client, for template sync (whatever the sending provider is).
     pub whatsapp: Option<Arc<crate::provider::whatsapp::WhatsAppProvider>>,
+    /// The writer of `POST /contacts` (grouped commits on SQLite).
+    pub creates: crate::services::contacts::batch::Creates,
     /// Worker heartbeats and the shutdown flag, read by the readiness probe.
     pub health: health::Health,
     /// Cancelled when the server begins to shut down: workers stop between messages and
@@ -164,7 +166,9 @@ impl AppState {
         .map(Arc::new);
         let limiter = Limiter::for_db(&db, settings.rate_limit_per_minute);
         let pacer = Pacer::new(db.clone(), settings.provider_mps);
+        let creates = crate::services::contacts::batch::Creates::new(db.clone(), clock.clone());
         AppState(Arc::new(Inner {
+            creates,
             pacer,
             limiter,
             secret_key,

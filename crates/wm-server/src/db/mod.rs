@@ -167,6 +167,12 @@ impl Db {
         })
     }
 
+    /// Whether one write transaction runs at a time (SQLite), so that writes gain by being
+    /// grouped.
+    pub fn single_writer(&self) -> bool {
+        self.write_gate.is_some()
+    }
+
     /// The backend (SQLite or PostgreSQL).
     pub fn backend(&self) -> DbBackend {
         self.conn.get_database_backend()

@@ -1,7 +1,7 @@
 //! POST /contacts and GET /contacts/{id}.
 
 use axum::http::Method;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::TestApp;
 
@@ -129,6 +129,52 @@ async fn concurrent_creates_of_one_phone_make_exactly_one_contact() {
     );
     let list = org.get("/contacts?q=race").await.ok(200);
     assert_eq!(list["meta"]["total"], 1);
+}
+
+#[tokio::test]
+async fn creates_sent_together_are_each_answered_for_themselves() {
+    // On SQLite creates that arrive together share a transaction; one that cannot be written
+    // must fail alone, and every answer must be its own request's contact.
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let other = app.org().await;
+    let holder = org
+        .contact(json!({"fullName": "Holder", "primaryPhone": "+5215511110000"}))
+        .await;
+    let foreign_stage = other.stage("Lead").await;
+    let mut bodies: Vec<Value> = (0..24)
+        .map(|n| json!({"fullName": format!("Batch {n}"), "primaryPhone": format!("+52155222{n:05}"), "tags": [format!("t{n}")]}))
+        .collect();
+    bodies.push(json!({"fullName": "Taken", "primaryPhone": "+5215511110000"}));
+    bodies.push(json!({"fullName": "Foreign", "lifecycleStageId": foreign_stage}));
+    bodies.push(json!({"fullName": "Twin A", "primaryPhone": "+5215533330000"}));
+    bodies.push(json!({"fullName": "Twin B", "primaryPhone": "+5215533330000"}));
+    let results =
+        futures::future::join_all(bodies.iter().map(|b| org.post("/contacts", b.clone()))).await;
+    for (n, r) in results.iter().take(24).enumerate() {
+        assert_eq!(r.status, 201, "{n}: {:?}", r.body);
+        assert_eq!(r.body["fullName"], format!("Batch {n}"));
+        assert_eq!(r.body["tags"], json!([format!("t{n}")]));
+        let got = org
+            .get(&format!("/contacts/{}", r.body["id"].as_str().unwrap()))
+            .await
+            .ok(200);
+        assert_eq!(got["fullName"], format!("Batch {n}"));
+    }
+    results[24].assert_error(409, Some("CONTACT_PHONE_EXISTS"));
+    assert_eq!(results[24].body["contactId"], holder["id"]);
+    results[25].assert_invalid("lifecycleStageId must be a lifecycle stage of this organization");
+    let twins: Vec<u16> = results[26..].iter().map(|r| r.status.as_u16()).collect();
+    twins
+        .iter()
+        .for_each(|s| assert!(*s == 201 || *s == 409, "{twins:?}"));
+    assert_eq!(twins.iter().filter(|s| **s == 201).count(), 1, "{twins:?}");
+    let list = org.get("/contacts?pageSize=100").await.ok(200);
+    assert_eq!(
+        list["meta"]["total"],
+        1 + 24 + 1,
+        "holder, the batch, one twin"
+    );
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! Contact use cases: the shared checks and reads here, [`write`] (create and change),
 //! [`bulk`] (bulk and automation changes) and `history` (identities, notes, timeline).
 
+pub mod batch;
 mod bulk;
 mod history;
 mod write;

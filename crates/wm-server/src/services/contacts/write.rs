@@ -172,7 +172,8 @@ pub async fn write_new(
 }
 
 /// `POST /contacts`: the contact, its phone identity, its first note, a `created` timeline
-/// entry and `contact.created`, all in one transaction. The unique indexes on the phone and
+/// entry and `contact.created`, all in one transaction (shared with the creates that arrive
+/// meanwhile on SQLite: [`super::batch`]). The unique indexes on the phone and
 /// on identities decide conflicts (no read-then-write race); the answer is built from what
 /// was written.
 pub async fn create(
@@ -183,7 +184,6 @@ pub async fn create(
     let org = auth.org_id;
     let item = Planned::from_body(body).map_err(ApiError::Validation)?;
     let fields = &item.fields;
-    let now = state.now_ms();
     let l = state
         .lookups
         .covering(
@@ -193,28 +193,21 @@ pub async fn create(
             fields.owner_id,
         )
         .await?;
-    let txn = state.db.write().await?;
-    check_refs(&*txn, &l, org, fields.lifecycle_stage_id, fields.owner_id).await?;
-    let written = write_new(
-        &*txn,
+    let phone = fields.primary_phone.clone();
+    let job = super::batch::Job {
         org,
-        auth.into(),
-        std::slice::from_ref(&item),
-        &l,
-        now,
-    )
-    .await;
-    let (row, identities) = match written {
-        Ok(mut w) => w.pop().ok_or_else(|| {
-            ApiError::Internal(anyhow::anyhow!("the contact writer wrote nothing"))
-        })?,
+        user_id: auth.user_id,
+        user_name: auth.user_name.clone(),
+        item,
+        lookups: l.clone(),
+    };
+    let (row, identities) = match state.creates.write(job).await? {
+        Ok(w) => w,
         Err(e) if is_unique_violation(&e) => {
-            drop(txn);
-            return Err(phone_conflict(state, org, item.fields.primary_phone.as_ref()).await);
+            return Err(phone_conflict(state, org, phone.as_ref()).await);
         }
         Err(e) => return Err(e.into()),
     };
-    txn.commit().await?;
     Ok(db::contacts::view(
         &row,
         identities,
