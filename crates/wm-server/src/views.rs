@@ -3,7 +3,6 @@
 use wm_types::Money;
 use wm_types::Timestamp;
 use wm_types::admin::{ApiKey, Channel, Deal, Organization};
-use wm_types::enums::{ChannelType, DealStatus};
 use wm_types::lookups::{LifecycleStage, User};
 
 use crate::auth::scopes_from_db;
@@ -61,7 +60,7 @@ pub fn api_key_view(k: api_key::Model) -> ApiKey {
 pub fn channel_view(c: channel::Model) -> Channel {
     Channel {
         id: c.id,
-        channel_type: ChannelType::parse(&c.channel_type).unwrap_or(ChannelType::Unknown),
+        channel_type: c.channel_type,
         active: c.active,
         created_at: Timestamp::from_millis(c.created_at),
     }
@@ -74,7 +73,7 @@ pub fn deal_view(d: deal::Model) -> Deal {
         contact_id: d.contact_id,
         title: d.title,
         value: Money(d.value_micros),
-        status: DealStatus::parse(&d.status).unwrap_or(DealStatus::Unknown),
+        status: d.status,
         created_at: Timestamp::from_millis(d.created_at),
     }
 }

@@ -57,6 +57,8 @@ macro_rules! wire_enum {
             }
         }
 
+        $crate::macros::stored_enum!($name);
+
         impl schemars::JsonSchema for $name {
             fn schema_name() -> std::borrow::Cow<'static, str> {
                 stringify!($name).into()
@@ -67,3 +69,67 @@ macro_rules! wire_enum {
         }
     };
 }
+
+/// With the `sea-orm` feature, a wire enum is also a sea-orm column type stored as its wire
+/// spelling, so a storage layer keeps typed statuses instead of strings it converts by hand.
+/// A stored value this version does not know reads as `Unknown`, as on the wire: during a
+/// rolling upgrade a newer replica may write a value an older one reads.
+#[cfg(feature = "sea-orm")]
+macro_rules! stored_enum {
+    ($name:ident) => {
+        impl From<$name> for sea_orm::Value {
+            fn from(v: $name) -> Self {
+                sea_orm::Value::String(Some(v.as_str().to_owned()))
+            }
+        }
+
+        impl sea_orm::TryGetable for $name {
+            fn try_get_by<I: sea_orm::ColIdx>(
+                res: &sea_orm::QueryResult,
+                idx: I,
+            ) -> Result<Self, sea_orm::TryGetError> {
+                let s = String::try_get_by(res, idx)?;
+                Ok(Self::parse(&s).unwrap_or($name::Unknown))
+            }
+        }
+
+        impl sea_orm::sea_query::ValueType for $name {
+            fn try_from(v: sea_orm::Value) -> Result<Self, sea_orm::sea_query::ValueTypeErr> {
+                let s = <String as sea_orm::sea_query::ValueType>::try_from(v)?;
+                Ok(Self::parse(&s).unwrap_or($name::Unknown))
+            }
+
+            fn type_name() -> String {
+                stringify!($name).to_owned()
+            }
+
+            fn array_type() -> sea_orm::sea_query::ArrayType {
+                sea_orm::sea_query::ArrayType::String
+            }
+
+            fn column_type() -> sea_orm::sea_query::ColumnType {
+                sea_orm::sea_query::ColumnType::Text
+            }
+        }
+
+        impl sea_orm::sea_query::Nullable for $name {
+            fn null() -> sea_orm::Value {
+                sea_orm::Value::String(None)
+            }
+        }
+
+        impl sea_orm::IntoActiveValue<$name> for $name {
+            fn into_active_value(self) -> sea_orm::ActiveValue<$name> {
+                sea_orm::ActiveValue::Set(self)
+            }
+        }
+    };
+}
+
+/// Without the `sea-orm` feature a wire enum is only a wire type.
+#[cfg(not(feature = "sea-orm"))]
+macro_rules! stored_enum {
+    ($name:ident) => {};
+}
+
+pub(crate) use stored_enum;

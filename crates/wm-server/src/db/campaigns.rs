@@ -15,7 +15,7 @@ use super::entities::recipient;
 #[derive(Debug, FromQueryResult)]
 struct StatusCount {
     campaign_id: Uuid,
-    status: String,
+    status: RecipientStatus,
     n: i64,
 }
 
@@ -47,10 +47,11 @@ pub async fn stats(
         let s = out.entry(r.campaign_id).or_default();
         let n = u64::try_from(r.n).unwrap_or(0);
         s.total += n;
-        match RecipientStatus::parse(&r.status) {
-            Some(RecipientStatus::Pending) => s.pending += n,
-            Some(RecipientStatus::Failed) => s.failed += n,
-            Some(status) => {
+        match r.status {
+            RecipientStatus::Pending => s.pending += n,
+            RecipientStatus::Failed => s.failed += n,
+            RecipientStatus::Unknown => {}
+            status => {
                 s.sent += n;
                 if matches!(
                     status,
@@ -65,7 +66,6 @@ pub async fn stats(
                     s.replied += n;
                 }
             }
-            None => {}
         }
     }
     for s in out.values_mut() {
@@ -79,8 +79,8 @@ pub async fn stats(
 }
 
 /// The filter of the recipients list (and of `stats`' meaning).
-pub fn filter_statuses(filter: RecipientFilter) -> Option<Vec<&'static str>> {
-    let s = |v: &[RecipientStatus]| Some(v.iter().map(|x| x.as_str()).collect());
+pub fn filter_statuses(filter: RecipientFilter) -> Option<Vec<RecipientStatus>> {
+    let s = |v: &[RecipientStatus]| Some(v.to_vec());
     use RecipientFilter as F;
     use RecipientStatus as R;
     match filter {

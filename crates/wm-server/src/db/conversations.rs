@@ -6,7 +6,6 @@ use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, QueryFilter, QueryOrder};
 use uuid::Uuid;
 use wm_types::Timestamp;
 use wm_types::contacts::LastConversation;
-use wm_types::enums::{ChannelType, ConversationStatus};
 
 use super::entities::conversation;
 use super::tenant::in_org;
@@ -29,8 +28,8 @@ pub async fn latest_of(
     for c in rows {
         out.entry(c.contact_id).or_insert_with(|| LastConversation {
             id: c.id,
-            status: ConversationStatus::parse(&c.status).unwrap_or(ConversationStatus::Unknown),
-            channel_type: ChannelType::parse(&c.channel_type).unwrap_or(ChannelType::Unknown),
+            status: c.status,
+            channel_type: c.channel_type,
             updated_at: Timestamp::from_millis(c.updated_at),
         });
     }

@@ -18,7 +18,7 @@ pub async fn open_of_contacts(
     }
     in_org::<deal::Entity>(org)
         .filter(deal::Column::ContactId.is_in(contacts))
-        .filter(deal::Column::Status.eq(DealStatus::Open.as_str()))
+        .filter(deal::Column::Status.eq(DealStatus::Open))
         .order_by_desc(deal::Column::CreatedAt)
         .all(conn)
         .await

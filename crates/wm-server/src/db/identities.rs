@@ -17,7 +17,7 @@ pub async fn find(
     external_id: &str,
 ) -> Result<Option<identity::Model>, DbErr> {
     in_org::<identity::Entity>(org)
-        .filter(identity::Column::ChannelType.eq(kind.as_str()))
+        .filter(identity::Column::ChannelType.eq(kind))
         .filter(identity::Column::ExternalId.eq(external_id))
         .one(conn)
         .await
@@ -48,7 +48,7 @@ pub async fn with_external_ids(
             .await;
     }
     in_org::<identity::Entity>(org)
-        .filter(identity::Column::ChannelType.eq(kind.as_str()))
+        .filter(identity::Column::ChannelType.eq(kind))
         .filter(identity::Column::ExternalId.is_in(external_ids.iter().copied()))
         .all(conn)
         .await
@@ -72,7 +72,7 @@ pub async fn insert(
         organization_id: org,
         contact_id: contact.id,
         channel_id: channel,
-        channel_type: kind.as_str().to_owned(),
+        channel_type: kind,
         external_id: external_id.to_owned(),
         created_at: now_ms,
         contact_created_at: mirror.created_at,

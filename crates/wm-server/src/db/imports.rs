@@ -78,10 +78,7 @@ pub async fn page(
 
 fn claimable(now: i64) -> Condition {
     Condition::all()
-        .add(job::Column::Status.is_in([
-            ImportStatus::Queued.as_str(),
-            ImportStatus::Running.as_str(),
-        ]))
+        .add(job::Column::Status.is_in([ImportStatus::Queued, ImportStatus::Running]))
         .add(
             Condition::any()
                 .add(job::Column::LeaseUntil.is_null())
@@ -107,10 +104,7 @@ pub async fn claim(
     };
     let taken = job::Entity::update_many()
         .col_expr(job::Column::LeaseUntil, Expr::val(lease_until))
-        .col_expr(
-            job::Column::Status,
-            Expr::val(ImportStatus::Running.as_str()),
-        )
+        .col_expr(job::Column::Status, Expr::val(ImportStatus::Running))
         .col_expr(
             job::Column::StartedAt,
             Expr::val(candidate.started_at.unwrap_or(now)),
@@ -171,7 +165,7 @@ pub async fn finish(
     now: i64,
 ) -> Result<(), DbErr> {
     job::Entity::update_many()
-        .col_expr(job::Column::Status, Expr::val(status.as_str()))
+        .col_expr(job::Column::Status, Expr::val(status))
         .col_expr(job::Column::ErrorMessage, Expr::val(error_message))
         .col_expr(job::Column::FinishedAt, Expr::val(now))
         .col_expr(job::Column::LeaseUntil, Expr::val(None::<i64>))

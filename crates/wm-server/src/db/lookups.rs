@@ -59,7 +59,7 @@ pub async fn active_channel(
     kind: ChannelType,
 ) -> Result<Option<channel::Model>, DbErr> {
     in_org::<channel::Entity>(org)
-        .filter(channel::Column::ChannelType.eq(kind.as_str()))
+        .filter(channel::Column::ChannelType.eq(kind))
         .filter(channel::Column::Active.eq(true))
         .order_by_asc(channel::Column::CreatedAt)
         .one(conn)
@@ -68,7 +68,7 @@ pub async fn active_channel(
 
 /// The category of a stored stage.
 pub fn category(stage: &lifecycle_stage::Model) -> StageCategory {
-    StageCategory::parse(&stage.category).unwrap_or(StageCategory::Unknown)
+    stage.category
 }
 
 /// Ids of the stages in a category.
@@ -137,7 +137,7 @@ impl OrgLookups {
     pub fn active_channel(&self, kind: ChannelType) -> Option<&channel::Model> {
         self.channels
             .iter()
-            .find(|c| c.active && c.channel_type == kind.as_str())
+            .find(|c| c.active && c.channel_type == kind)
     }
 
     /// Whether every given stage and user id is known here.

@@ -47,7 +47,7 @@ pub async fn push_many<T: Serialize>(
         rows.push(outbox_event::ActiveModel {
             id: Set(id),
             organization_id: Set(org),
-            event_type: Set(kind.as_str().to_owned()),
+            event_type: Set(kind),
             payload: Set(payload),
             created_at: Set(now_ms),
             processed_at: Set(None),

@@ -13,7 +13,6 @@ use wm_types::Timestamp;
 use wm_types::contacts::{
     CampaignRef, ConversationRef, TimelineEntry, TimelineFilter, TimelineKind,
 };
-use wm_types::enums::{ChannelType, ConversationStatus, RecipientStatus};
 
 use super::entities::{campaign, conversation, recipient, timeline_entry};
 use super::tenant::in_org;
@@ -228,10 +227,8 @@ pub async fn page(
                 TimelineKind::Conversation {
                     conversation: ConversationRef {
                         id: c.id,
-                        channel_type: ChannelType::parse(&c.channel_type)
-                            .unwrap_or(ChannelType::Unknown),
-                        status: ConversationStatus::parse(&c.status)
-                            .unwrap_or(ConversationStatus::Unknown),
+                        channel_type: c.channel_type,
+                        status: c.status,
                     },
                 }
             } else if row.source == "campaign" {
@@ -241,7 +238,7 @@ pub async fn page(
                         id: r.campaign_id,
                         name: names.get(&r.campaign_id).cloned().unwrap_or_default(),
                     },
-                    status: RecipientStatus::parse(&r.status).unwrap_or(RecipientStatus::Unknown),
+                    status: r.status,
                     sent_at: ts(r.sent_at),
                     delivered_at: ts(r.delivered_at),
                     read_at: ts(r.read_at),

@@ -148,10 +148,10 @@ pub async fn collect_once(state: &AppState) -> anyhow::Result<()> {
         let of_status = campaign::Entity::find()
             .select_only()
             .column(campaign::Column::Id)
-            .filter(campaign::Column::Status.eq(status.as_str()))
+            .filter(campaign::Column::Status.eq(status))
             .into_query();
         let n = recipient::Entity::find()
-            .filter(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
+            .filter(recipient::Column::Status.eq(RecipientStatus::Pending))
             .filter(recipient::Column::CampaignId.in_subquery(of_status))
             .count(conn)
             .await?;
@@ -166,7 +166,7 @@ pub async fn collect_once(state: &AppState) -> anyhow::Result<()> {
         (DeliveryStatus::Failed, "failed"),
     ] {
         let n = webhook_delivery::Entity::find()
-            .filter(webhook_delivery::Column::Status.eq(status.as_str()))
+            .filter(webhook_delivery::Column::Status.eq(status))
             .count(conn)
             .await?;
         set_gauge("wm_webhook_queue_depth", Some(("status", label)), n as f64);

@@ -20,7 +20,7 @@ pub const OUTCOME_UNKNOWN: &str =
     "Outcome unknown: the platform did not confirm this message within the reconciliation window";
 
 fn pending() -> Condition {
-    Condition::all().add(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
+    Condition::all().add(recipient::Column::Status.eq(RecipientStatus::Pending))
 }
 
 /// Charged recipients ready for the platform: queued, not attempted, not waiting for a
@@ -75,10 +75,7 @@ pub async fn sent(
     now: i64,
 ) -> Result<(), DbErr> {
     recipient::Entity::update_many()
-        .col_expr(
-            recipient::Column::Status,
-            Expr::val(RecipientStatus::Sent.as_str()),
-        )
+        .col_expr(recipient::Column::Status, Expr::val(RecipientStatus::Sent))
         .col_expr(recipient::Column::SentAt, Expr::val(now))
         .filter(recipient::Column::Id.eq(r.id))
         .filter(pending())

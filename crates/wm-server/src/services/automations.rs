@@ -38,7 +38,7 @@ fn config_of(a: &automation::Model) -> serde_json::Map<String, serde_json::Value
 }
 
 fn trigger_of(a: &automation::Model) -> TriggerType {
-    TriggerType::parse(&a.trigger_type).unwrap_or(TriggerType::Unknown)
+    a.trigger_type
 }
 
 fn view(a: automation::Model, runs7d: u64) -> Automation {
@@ -51,7 +51,7 @@ fn view(a: automation::Model, runs7d: u64) -> Automation {
         organization_id: a.organization_id,
         created_by_user_id: a.created_by_user_id,
         name: a.name,
-        status: AutomationStatus::parse(&a.status).unwrap_or(AutomationStatus::Unknown),
+        status: a.status,
         trigger_label: trigger_label(trigger, &config),
         steps_summary: steps.iter().map(step_summary).collect(),
         trigger_type: trigger,
@@ -139,22 +139,18 @@ pub async fn list(
     let mut sel = in_org::<automation::Entity>(org);
     use AutomationStatus as S;
     match q.tab.unwrap_or_default() {
-        AutomationTab::Active => {
-            sel = sel.filter(automation::Column::Status.eq(S::Active.as_str()))
-        }
+        AutomationTab::Active => sel = sel.filter(automation::Column::Status.eq(S::Active)),
         AutomationTab::Paused => {
-            sel = sel.filter(
-                automation::Column::Status.is_in([S::Paused.as_str(), S::PausedByFailure.as_str()]),
-            )
+            sel = sel.filter(automation::Column::Status.is_in([S::Paused, S::PausedByFailure]))
         }
-        AutomationTab::Drafts => sel = sel.filter(automation::Column::Status.eq(S::Draft.as_str())),
+        AutomationTab::Drafts => sel = sel.filter(automation::Column::Status.eq(S::Draft)),
         AutomationTab::All => {}
     }
     if q.include_archived != Some(true) {
-        sel = sel.filter(automation::Column::Status.ne(S::Archived.as_str()));
+        sel = sel.filter(automation::Column::Status.ne(S::Archived));
     }
     if let Some(t) = q.trigger {
-        sel = sel.filter(automation::Column::TriggerType.eq(t.as_str()));
+        sel = sel.filter(automation::Column::TriggerType.eq(t));
     }
     if let Some(text) = q.q.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
         sel = sel.filter(
@@ -170,7 +166,7 @@ pub async fn list(
     let data = views(conn, rows, now).await?;
     let count = |s: S| {
         in_org::<automation::Entity>(org)
-            .filter(automation::Column::Status.eq(s.as_str()))
+            .filter(automation::Column::Status.eq(s))
             .count(conn)
     };
     let totals = |from: i64, to: i64| {
@@ -322,12 +318,8 @@ pub async fn create(state: &AppState, org: Uuid, body: CreateAutomation) -> ApiR
         organization_id: Set(org),
         created_by_user_id: Set(body.created_by_user_id),
         name: Set(body.name.trim().to_owned()),
-        status: Set(body
-            .status
-            .unwrap_or(AutomationStatus::Draft)
-            .as_str()
-            .to_owned()),
-        trigger_type: Set(body.trigger_type.as_str().to_owned()),
+        status: Set(body.status.unwrap_or(AutomationStatus::Draft)),
+        trigger_type: Set(body.trigger_type),
         trigger_config: Set(serde_json::Value::Object(body.trigger_config).to_string()),
         steps: Set(serde_json::to_string(&body.steps).map_err(|e| ApiError::Internal(e.into()))?),
         template_key: Set(body.template_key),
@@ -362,13 +354,13 @@ pub async fn update(
         am.name = Set(n.trim().to_owned());
     }
     if let Some(s) = body.status {
-        am.status = Set(s.as_str().to_owned());
+        am.status = Set(s);
         if s == AutomationStatus::Active {
             am.failure_count = Set(0);
             am.paused_reason = Set(None);
         }
     }
-    am.trigger_type = Set(trigger.as_str().to_owned());
+    am.trigger_type = Set(trigger);
     am.trigger_config = Set(serde_json::Value::Object(config).to_string());
     am.steps = Set(serde_json::to_string(&steps).map_err(|e| ApiError::Internal(e.into()))?);
     if let Some(k) = body.template_key {
@@ -386,8 +378,8 @@ async fn active_with(
     trigger: TriggerType,
 ) -> Result<Vec<automation::Model>, DbErr> {
     in_org::<automation::Entity>(org)
-        .filter(automation::Column::Status.eq(AutomationStatus::Active.as_str()))
-        .filter(automation::Column::TriggerType.eq(trigger.as_str()))
+        .filter(automation::Column::Status.eq(AutomationStatus::Active))
+        .filter(automation::Column::TriggerType.eq(trigger))
         .all(conn)
         .await
 }

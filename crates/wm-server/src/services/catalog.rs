@@ -7,7 +7,7 @@ use uuid::Uuid;
 use wm_core::pricing::allowance_covered;
 use wm_types::Timestamp;
 use wm_types::campaigns::{
-    CreateTemplate, LedgerKind, SetRates, Template, TemplateCategory, TemplateStatus, TopUp, Wallet,
+    CreateTemplate, LedgerKind, SetRates, Template, TemplateStatus, TopUp, Wallet,
 };
 use wm_types::lookups::List;
 
@@ -22,10 +22,10 @@ fn template_view(t: template::Model) -> Template {
         id: t.id,
         variables: wm_core::templates::positions(&t.body_text),
         name: t.name,
-        category: TemplateCategory::parse(&t.category).unwrap_or(TemplateCategory::Unknown),
+        category: t.category,
         language: t.language,
         body_text: t.body_text,
-        status: TemplateStatus::parse(&t.status).unwrap_or(TemplateStatus::Unknown),
+        status: t.status,
         created_at: Timestamp::from_millis(t.created_at),
     }
 }
@@ -52,14 +52,10 @@ pub async fn add_template(
         id: Set(Uuid::now_v7()),
         organization_id: Set(org),
         name: Set(body.name.trim().to_owned()),
-        category: Set(body.category.as_str().to_owned()),
+        category: Set(body.category),
         language: Set(body.language.trim().to_owned()),
         body_text: Set(body.body_text),
-        status: Set(body
-            .status
-            .unwrap_or(TemplateStatus::Approved)
-            .as_str()
-            .to_owned()),
+        status: Set(body.status.unwrap_or(TemplateStatus::Approved)),
         created_at: Set(state.now_ms()),
     })
     .exec_with_returning(&*txn)

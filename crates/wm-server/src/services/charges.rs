@@ -71,7 +71,7 @@ async fn unqueued(
 ) -> Result<Vec<recipient::Model>, DbErr> {
     let mut q = recipient::Entity::find()
         .filter(recipient::Column::CampaignId.eq(campaign))
-        .filter(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
+        .filter(recipient::Column::Status.eq(RecipientStatus::Pending))
         .filter(recipient::Column::QueuedAt.is_null());
     if let Some((at, id)) = after {
         q = q.filter(
@@ -117,7 +117,7 @@ async fn grouped(conn: &impl ConnectionTrait, campaign: Uuid) -> Result<Vec<Grou
             Expr::col((k, contact::Column::Id)).equals((r, recipient::Column::ContactId)),
         )
         .and_where(Expr::col((r, recipient::Column::CampaignId)).eq(campaign))
-        .and_where(Expr::col((r, recipient::Column::Status)).eq(RecipientStatus::Pending.as_str()))
+        .and_where(Expr::col((r, recipient::Column::Status)).eq(RecipientStatus::Pending))
         .and_where(Expr::col((r, recipient::Column::QueuedAt)).is_null())
         .group_by_col((r, recipient::Column::Market))
         .group_by_col((k, contact::Column::OptedOut))
@@ -138,7 +138,7 @@ pub async fn is_large(
         .select_only()
         .column(recipient::Column::Id)
         .filter(recipient::Column::CampaignId.eq(campaign))
-        .filter(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
+        .filter(recipient::Column::Status.eq(RecipientStatus::Pending))
         .filter(recipient::Column::QueuedAt.is_null())
         .limit(step + 1)
         .into_tuple()

@@ -72,12 +72,11 @@ async fn views(
                 channel_id: c.channel_id,
                 channel: ChannelRef {
                     id: c.channel_id,
-                    channel_type: ChannelType::parse(&c.channel_type)
-                        .unwrap_or(ChannelType::Unknown),
+                    channel_type: c.channel_type,
                 },
                 external_conversation_id: c.external_conversation_id,
-                status: ConversationStatus::parse(&c.status).unwrap_or(ConversationStatus::Unknown),
-                initiated_by: InitiatedBy::parse(&c.initiated_by).unwrap_or(InitiatedBy::Unknown),
+                status: c.status,
+                initiated_by: c.initiated_by,
                 assigned_to_user_id: c.assigned_to_user_id,
                 assigned_to: c
                     .assigned_to_user_id
@@ -97,11 +96,11 @@ async fn views(
 /// Conversations on channels active in the organisation (others "simply return none").
 async fn active_channels(state: &AppState, org: Uuid) -> ApiResult<Condition> {
     let l = state.lookups.get(&state.db.conn, org).await?;
-    let types: Vec<String> = l
+    let types: Vec<ChannelType> = l
         .channels
         .iter()
         .filter(|c| c.active)
-        .map(|c| c.channel_type.clone())
+        .map(|c| c.channel_type)
         .collect();
     Ok(Condition::all()
         .add(conversation::Column::OrganizationId.eq(org))
@@ -111,13 +110,13 @@ async fn active_channels(state: &AppState, org: Uuid) -> ApiResult<Condition> {
 fn filters(base: Condition, org: Uuid, q: &ListConversationsQuery) -> Condition {
     let mut c = base;
     if let Some(s) = q.status {
-        c = c.add(conversation::Column::Status.eq(s.as_str()));
+        c = c.add(conversation::Column::Status.eq(s));
     }
     if let Some(id) = q.channel_id {
         c = c.add(conversation::Column::ChannelId.eq(id));
     }
     if let Some(t) = q.channel_type {
-        c = c.add(conversation::Column::ChannelType.eq(t.as_str()));
+        c = c.add(conversation::Column::ChannelType.eq(t));
     }
     if let Some(id) = q.contact_id {
         c = c.add(conversation::Column::ContactId.eq(id));
@@ -141,7 +140,7 @@ fn filters(base: Condition, org: Uuid, q: &ListConversationsQuery) -> Condition 
 }
 
 fn tab(filter: ConversationFilter, me: Uuid) -> Condition {
-    let resolved = ConversationStatus::Resolved.as_str();
+    let resolved = ConversationStatus::Resolved;
     match filter {
         ConversationFilter::Unassigned => Condition::all()
             .add(conversation::Column::Status.ne(resolved))
@@ -226,18 +225,17 @@ async fn summary(state: &AppState, org: Uuid, active: Condition) -> ApiResult<Co
         .select_only()
         .column(conversation::Column::UpdatedAt)
         .filter(active.clone())
-        .filter(conversation::Column::Status.is_in([
-            ConversationStatus::Open.as_str(),
-            ConversationStatus::Pending.as_str(),
-        ]))
+        .filter(
+            conversation::Column::Status
+                .is_in([ConversationStatus::Open, ConversationStatus::Pending]),
+        )
         .order_by_asc(conversation::Column::UpdatedAt)
         .into_tuple()
         .one(conn)
         .await?;
     Ok(ConversationSummary {
         open: count(
-            Condition::all()
-                .add(conversation::Column::Status.eq(ConversationStatus::Open.as_str())),
+            Condition::all().add(conversation::Column::Status.eq(ConversationStatus::Open)),
         )
         .await?,
         new_in_period: count(between(conversation::Column::CreatedAt, today, None)).await?,
@@ -300,7 +298,7 @@ pub async fn update(
     if let Some(s) = body.status {
         let resolved = (s == ConversationStatus::Resolved).then_some(now);
         q = q
-            .col_expr(conversation::Column::Status, Expr::val(s.as_str()))
+            .col_expr(conversation::Column::Status, Expr::val(s))
             .col_expr(conversation::Column::ResolvedAt, Expr::val(resolved));
     }
     if let Some(assignee) = body.assigned_to_user_id {
@@ -343,7 +341,7 @@ pub async fn touch_from_contact(
     let open = in_org::<conversation::Entity>(org)
         .filter(conversation::Column::ContactId.eq(contact))
         .filter(conversation::Column::ChannelId.eq(channel))
-        .filter(conversation::Column::Status.eq(ConversationStatus::Open.as_str()))
+        .filter(conversation::Column::Status.eq(ConversationStatus::Open))
         .one(conn)
         .await?;
     if let Some(c) = open {
@@ -360,10 +358,10 @@ pub async fn touch_from_contact(
         organization_id: Set(org),
         contact_id: Set(contact),
         channel_id: Set(channel),
-        channel_type: Set(kind.as_str().to_owned()),
+        channel_type: Set(kind),
         external_conversation_id: Set(format!("cnv_{}", Uuid::new_v4().simple())),
-        status: Set(ConversationStatus::Open.as_str().to_owned()),
-        initiated_by: Set(InitiatedBy::Contact.as_str().to_owned()),
+        status: Set(ConversationStatus::Open),
+        initiated_by: Set(InitiatedBy::Contact),
         assigned_to_user_id: Set(None),
         resolved_at: Set(None),
         created_at: Set(now),

@@ -30,7 +30,7 @@ pub async fn create(state: &AppState, org: Uuid, body: CreateDeal) -> ApiResult<
         contact_id: Set(body.contact_id),
         title: Set(body.title.trim().to_owned()),
         value_micros: Set(body.value.0),
-        status: Set(DealStatus::Open.as_str().to_owned()),
+        status: Set(DealStatus::Open),
         created_at: Set(state.now_ms()),
     })
     .exec_with_returning(&*txn)
@@ -48,11 +48,11 @@ pub async fn update(state: &AppState, org: Uuid, id: Uuid, body: UpdateDeal) -> 
         .unique(&*txn)
         .await?
         .ok_or_else(|| ApiError::not_found("Deal"))?;
-    let open = DealStatus::Open.as_str();
-    let delta = i32::from(body.status == DealStatus::Open) - i32::from(row.status == open);
+    let delta =
+        i32::from(body.status == DealStatus::Open) - i32::from(row.status == DealStatus::Open);
     let contact = row.contact_id;
     let mut am = row.into_active_model();
-    am.status = Set(body.status.as_str().to_owned());
+    am.status = Set(body.status);
     let row = am.update(&*txn).await?;
     if delta != 0 {
         db::contacts::add_open_deals(&*txn, contact, delta).await?;

@@ -22,7 +22,7 @@ pub fn view(p: phone_number::Model) -> PhoneNumber {
         id: p.id,
         number_e164: p.number_e164,
         display_name: p.display_name,
-        quality_rating: QualityRating::parse(&p.quality_rating).unwrap_or(QualityRating::Unknown),
+        quality_rating: p.quality_rating,
         platform_phone_number_id: p.platform_phone_number_id,
         waba_id: p.waba_id,
         access_token_set: p.access_token_enc.is_some(),
@@ -84,11 +84,7 @@ pub async fn create(
         organization_id: Set(org),
         number_e164: Set(phone.as_str().to_owned()),
         display_name: Set(body.display_name.trim().to_owned()),
-        quality_rating: Set(body
-            .quality_rating
-            .unwrap_or(QualityRating::Green)
-            .as_str()
-            .to_owned()),
+        quality_rating: Set(body.quality_rating.unwrap_or(QualityRating::Green)),
         platform_phone_number_id: Set(body.platform_phone_number_id.map(|s| s.trim().to_owned())),
         waba_id: Set(body.waba_id.map(|s| s.trim().to_owned())),
         access_token_enc: Set(token),
@@ -124,7 +120,7 @@ pub async fn update(
         am.display_name = Set(n.trim().to_owned());
     }
     if let Some(q) = body.quality_rating {
-        am.quality_rating = Set(q.as_str().to_owned());
+        am.quality_rating = Set(q);
     }
     if let Some(v) = body.platform_phone_number_id {
         am.platform_phone_number_id = Set(v.map(|s| s.trim().to_owned()));

@@ -296,20 +296,19 @@ async fn template_status(
             .await?;
         let Some(reason) = stop else { continue };
         let blocked = Action::PlatformBlocked(reason.to_owned());
-        let live: Vec<(Uuid, String)> = campaign::Entity::find()
+        let live: Vec<(Uuid, CampaignStatus)> = campaign::Entity::find()
             .select_only()
             .column(campaign::Column::Id)
             .column(campaign::Column::Status)
             .filter(campaign::Column::TemplateId.eq(t.id))
-            .filter(campaign::Column::Status.is_in([
-                CampaignStatus::Sending.as_str(),
-                CampaignStatus::Scheduled.as_str(),
-            ]))
+            .filter(
+                campaign::Column::Status
+                    .is_in([CampaignStatus::Sending, CampaignStatus::Scheduled]),
+            )
             .into_tuple()
             .all(&*txn)
             .await?;
         for (c, status) in live {
-            let status = CampaignStatus::parse(&status).unwrap_or(CampaignStatus::Unknown);
             // The core decides; a status it does not pause from is left alone.
             if let Ok(t) = transition(status, &blocked, &Facts::default()) {
                 sending::apply(&*txn, c, &[status], &t, now).await?;

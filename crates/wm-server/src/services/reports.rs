@@ -139,7 +139,7 @@ pub async fn commercial(
     let customer_stages: Vec<String> = crate::db::lookups::stages(conn, org)
         .await?
         .into_iter()
-        .filter(|s| s.category == StageCategory::Customer.as_str())
+        .filter(|s| s.category == StageCategory::Customer)
         .map(|s| s.name)
         .collect();
     for (ms, to) in stage_entries(conn, &c).await? {
@@ -161,7 +161,7 @@ pub async fn commercial(
             series[i].deals_value.0 += d.value_micros;
             t.deals_created += 1;
             t.deals_value.0 += d.value_micros;
-            if d.status == "WON" {
+            if d.status == wm_types::enums::DealStatus::Won {
                 t.deals_won += 1;
                 t.deals_won_value.0 += d.value_micros;
             }
@@ -210,7 +210,7 @@ pub async fn lifecycle(
         .map(|s| StageCount {
             stage_id: Some(s.id),
             stage: s.name.clone(),
-            category: Some(s.category.clone()),
+            category: Some(s.category.as_str().to_owned()),
             contacts: per.get(&Some(s.id)).copied().unwrap_or(0),
             entered: entered.get(&s.name).copied().unwrap_or(0),
         })
@@ -334,10 +334,10 @@ pub async fn wallet(
             continue;
         };
         let d = &mut series[i];
-        match LedgerKind::parse(&e.kind) {
-            Some(LedgerKind::TopUp) => d.top_ups.0 += e.amount_micros,
-            Some(LedgerKind::Charge) => d.charges.0 -= e.amount_micros,
-            Some(LedgerKind::Refund) => d.refunds.0 += e.amount_micros,
+        match e.kind {
+            LedgerKind::TopUp => d.top_ups.0 += e.amount_micros,
+            LedgerKind::Charge => d.charges.0 -= e.amount_micros,
+            LedgerKind::Refund => d.refunds.0 += e.amount_micros,
             _ => {}
         }
         end_of_day[i] = Some(e.balance_after_micros);
@@ -421,7 +421,7 @@ pub async fn team(
         let Some(&i) = conv.assigned_to_user_id.and_then(|u| index.get(&u)) else {
             continue;
         };
-        if conv.status != ConversationStatus::Resolved.as_str() {
+        if conv.status != ConversationStatus::Resolved {
             members[i].conversations_assigned += 1;
         }
         if let Some(d) = conv.resolved_at.and_then(|ms| c.slot(ms)) {
@@ -457,7 +457,7 @@ pub async fn conversations(
     let mut t = ConversationTotals::default();
     let mut resolution: Vec<i64> = Vec::new();
     for r in rows {
-        if r.status == ConversationStatus::Open.as_str() {
+        if r.status == ConversationStatus::Open {
             t.open_now += 1;
         }
         if let Some(i) = c.slot(r.created_at) {

@@ -88,7 +88,7 @@ pub async fn category(
     Ok(template::Entity::find_by_id(c.template_id)
         .unique(conn)
         .await?
-        .and_then(|t| TemplateCategory::parse(&t.category))
+        .map(|t| t.category)
         .unwrap_or(TemplateCategory::Marketing))
 }
 
@@ -111,7 +111,7 @@ pub async fn next_batch(
 ) -> Result<Vec<recipient::Model>, DbErr> {
     let mut q = recipient::Entity::find()
         .filter(recipient::Column::CampaignId.eq(c.id))
-        .filter(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
+        .filter(recipient::Column::Status.eq(RecipientStatus::Pending))
         .filter(recipient::Column::QueuedAt.is_null())
         .order_by_asc(recipient::Column::CreatedAt)
         .order_by_asc(recipient::Column::Id);
@@ -361,7 +361,7 @@ pub(crate) async fn fail_uncharged(
         recipient::Entity::update_many()
             .col_expr(
                 recipient::Column::Status,
-                Expr::val(RecipientStatus::Failed.as_str()),
+                Expr::val(RecipientStatus::Failed),
             )
             .col_expr(recipient::Column::FailedAt, Expr::val(now))
             .col_expr(recipient::Column::ErrorMessage, Expr::val(reason))
@@ -380,7 +380,7 @@ pub async fn paid_batch_waiting(
 ) -> Result<bool, DbErr> {
     Ok(recipient::Entity::find()
         .filter(recipient::Column::CampaignId.eq(campaign))
-        .filter(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
+        .filter(recipient::Column::Status.eq(RecipientStatus::Pending))
         .filter(recipient::Column::QueuedAt.is_not_null())
         .filter(recipient::Column::AttemptAt.is_null())
         .count(conn)
@@ -392,7 +392,7 @@ pub async fn paid_batch_waiting(
 pub async fn pending_count(conn: &impl ConnectionTrait, campaign: Uuid) -> Result<u64, DbErr> {
     recipient::Entity::find()
         .filter(recipient::Column::CampaignId.eq(campaign))
-        .filter(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
+        .filter(recipient::Column::Status.eq(RecipientStatus::Pending))
         .count(conn)
         .await
 }
@@ -408,7 +408,7 @@ pub fn transition_update(
     now: i64,
 ) -> UpdateMany<campaign::Entity> {
     let mut upd = campaign::Entity::update_many()
-        .col_expr(campaign::Column::Status, Expr::val(t.to.as_str()))
+        .col_expr(campaign::Column::Status, Expr::val(t.to))
         .col_expr(
             campaign::Column::PausedAt,
             Expr::val((t.to == CampaignStatus::Paused).then_some(now)),
@@ -418,7 +418,7 @@ pub fn transition_update(
         upd = upd.col_expr(campaign::Column::StopReason, Expr::val(reason.clone()));
     }
     upd.filter(campaign::Column::Id.eq(campaign_id))
-        .filter(campaign::Column::Status.is_in(from.iter().map(|s| s.as_str())))
+        .filter(campaign::Column::Status.is_in(from.iter().copied()))
 }
 
 /// Applies a transition the service or worker did not start from the API (balance, platform);
@@ -530,7 +530,7 @@ pub async fn mark_replied(
     };
     // Still open under the write: two deliveries of one reply credit it once.
     let marked = recipient::Entity::update_many()
-        .col_expr(recipient::Column::Status, Expr::val(R::Replied.as_str()))
+        .col_expr(recipient::Column::Status, Expr::val(R::Replied))
         .col_expr(recipient::Column::RepliedAt, Expr::val(now))
         .col_expr(
             recipient::Column::DeliveredAt,

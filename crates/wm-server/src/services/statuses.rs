@@ -89,7 +89,7 @@ async fn keep(conn: &impl ConnectionTrait, u: &StatusUpdate, now: i64) -> Result
         id: Set(Uuid::now_v7()),
         provider_message_id: Set(u.provider_message_id.clone()),
         correlation_id: Set(u.correlation_id.clone()),
-        status: Set(u.status.as_str().to_owned()),
+        status: Set(u.status),
         at_ms: Set(u.at_ms),
         error: Set(u.error.clone()),
         opt_out: Set(u.opt_out),
@@ -116,7 +116,7 @@ pub async fn apply_kept(
         let u = StatusUpdate {
             provider_message_id: k.provider_message_id.clone(),
             correlation_id: k.correlation_id.clone(),
-            status: RecipientStatus::parse(&k.status).unwrap_or(RecipientStatus::Unknown),
+            status: k.status,
             at_ms: k.at_ms,
             error: k.error.clone(),
             opt_out: k.opt_out,
@@ -170,7 +170,7 @@ async fn apply_to(
     };
     let from: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
     let moved = q
-        .col_expr(recipient::Column::Status, Expr::val(u.status.as_str()))
+        .col_expr(recipient::Column::Status, Expr::val(u.status))
         .filter(recipient::Column::Status.is_in(from))
         .exec(conn)
         .await?
@@ -244,12 +244,12 @@ pub async fn fail_recipient(
 ) -> Result<bool, DbErr> {
     use RecipientStatus as R;
     let done = recipient::Entity::update_many()
-        .col_expr(recipient::Column::Status, Expr::val(R::Failed.as_str()))
+        .col_expr(recipient::Column::Status, Expr::val(R::Failed))
         .col_expr(recipient::Column::FailedAt, Expr::val(now))
         .col_expr(recipient::Column::ErrorMessage, Expr::val(reason))
         .col_expr(recipient::Column::CostMicros, Expr::val(0))
         .filter(recipient::Column::Id.eq(r.id))
-        .filter(recipient::Column::Status.is_in([R::Pending.as_str(), R::Sent.as_str()]))
+        .filter(recipient::Column::Status.is_in([R::Pending, R::Sent]))
         .exec(conn)
         .await?
         .rows_affected

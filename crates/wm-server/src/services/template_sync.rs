@@ -73,12 +73,9 @@ pub async fn sync(state: &AppState, org: Uuid) -> ApiResult<TemplateSync> {
         let txn = state.db.write().await?;
         for t in listed {
             listed_keys.insert((t.name.clone(), t.language.clone()));
-            let category = TemplateCategory::parse(&t.category)
-                .unwrap_or(TemplateCategory::Marketing)
-                .as_str()
-                .to_owned();
-            let status = TemplateStatus::parse(&t.status)
-                .map_or_else(|| t.status.clone(), |s| s.as_str().to_owned());
+            let category =
+                TemplateCategory::parse(&t.category).unwrap_or(TemplateCategory::Marketing);
+            let status = TemplateStatus::parse(&t.status).unwrap_or(TemplateStatus::Unknown);
             let body = t.body_text.clone().unwrap_or_default();
             let existing = in_org::<template::Entity>(org)
                 .filter(template::Column::Name.eq(t.name.clone()))
@@ -125,7 +122,7 @@ pub async fn sync(state: &AppState, org: Uuid) -> ApiResult<TemplateSync> {
         .filter(|t| !listed_keys.contains(&(t.name.clone(), t.language.clone())))
         .map(|t| TemplateRef {
             id: t.id,
-            status: TemplateStatus::parse(&t.status).unwrap_or(TemplateStatus::Unknown),
+            status: t.status,
             name: t.name,
             language: t.language,
         })

@@ -51,7 +51,7 @@ async fn entry(
     ledger_entry::Entity::insert(ledger_entry::ActiveModel {
         id: Set(Uuid::now_v7()),
         organization_id: Set(org),
-        kind: Set(kind.as_str().to_owned()),
+        kind: Set(kind),
         amount_micros: Set(amount),
         balance_after_micros: Set(after),
         campaign_id: Set(campaign),
@@ -153,7 +153,7 @@ pub async fn recent(
         .into_iter()
         .map(|e| LedgerEntry {
             id: e.id,
-            kind: LedgerKind::parse(&e.kind).unwrap_or(LedgerKind::Unknown),
+            kind: e.kind,
             amount: Money(e.amount_micros),
             balance_after: Money(e.balance_after_micros),
             campaign_id: e.campaign_id,

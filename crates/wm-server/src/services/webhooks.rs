@@ -51,7 +51,7 @@ pub fn webhook_view(w: webhook::Model) -> Webhook {
         url: w.url,
         events: events_from_db(&w.events),
         description: w.description,
-        status: WebhookStatus::parse(&w.status).unwrap_or(WebhookStatus::Unknown),
+        status: w.status,
         consecutive_failures: u32::try_from(w.consecutive_failures).unwrap_or(0),
         paused_at: w.paused_at.map(Timestamp::from_millis),
         created_at: Timestamp::from_millis(w.created_at),
@@ -117,7 +117,7 @@ pub async fn create(state: &AppState, org: Uuid, body: CreateWebhook) -> ApiResu
             .map(|d| d.trim().to_owned())
             .filter(|d| !d.is_empty())),
         secret: Set(secret.clone()),
-        status: Set(WebhookStatus::Active.as_str().to_owned()),
+        status: Set(WebhookStatus::Active),
         consecutive_failures: Set(0),
         paused_at: Set(None),
         created_at: Set(now),
@@ -165,7 +165,7 @@ pub async fn update(
         .unique(&*txn)
         .await?
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
-    let current = WebhookStatus::parse(&row.status);
+    let current = row.status;
     let mut am = row.into_active_model();
     if let Some(url) = patch.url {
         am.url = Set(url.trim().to_owned());
@@ -177,12 +177,12 @@ pub async fn update(
         am.description = Set(d.map(|d| d.trim().to_owned()).filter(|d| !d.is_empty()));
     }
     match patch.status {
-        Some(WebhookStatus::Active) if current != Some(WebhookStatus::Active) => {
-            am.status = Set(WebhookStatus::Active.as_str().to_owned());
+        Some(WebhookStatus::Active) if current != WebhookStatus::Active => {
+            am.status = Set(WebhookStatus::Active);
             am.paused_at = Set(None);
         }
-        Some(WebhookStatus::Paused) if current != Some(WebhookStatus::Paused) => {
-            am.status = Set(WebhookStatus::Paused.as_str().to_owned());
+        Some(WebhookStatus::Paused) if current != WebhookStatus::Paused => {
+            am.status = Set(WebhookStatus::Paused);
             am.paused_at = Set(Some(now));
         }
         _ => {}
@@ -226,8 +226,8 @@ fn delivery_view(d: webhook_delivery::Model, attempts: Vec<webhook_attempt::Mode
     Delivery {
         id: d.id,
         webhook_id: d.webhook_id,
-        event: EventKind::parse(&d.event_type).unwrap_or(EventKind::Unknown),
-        status: DeliveryStatus::parse(&d.status).unwrap_or(DeliveryStatus::Unknown),
+        event: d.event_type,
+        status: d.status,
         attempts: u32::try_from(d.attempts).unwrap_or(0),
         next_attempt_at: d.next_attempt_at.map(Timestamp::from_millis),
         delivered_at: d.delivered_at.map(Timestamp::from_millis),
@@ -302,7 +302,7 @@ pub async fn retry(state: &AppState, org: Uuid, id: Uuid, delivery: Uuid) -> Api
         .one(&*txn)
         .await?
         .ok_or_else(|| ApiError::not_found("Delivery"))?;
-    if row.status != DeliveryStatus::Failed.as_str() {
+    if row.status != DeliveryStatus::Failed {
         return Err(ApiError::business(
             StatusCode::BAD_REQUEST,
             None,
@@ -310,7 +310,7 @@ pub async fn retry(state: &AppState, org: Uuid, id: Uuid, delivery: Uuid) -> Api
         ));
     }
     let mut am = row.into_active_model();
-    am.status = Set(DeliveryStatus::Pending.as_str().to_owned());
+    am.status = Set(DeliveryStatus::Pending);
     am.next_attempt_at = Set(Some(now));
     am.locked_until = Set(None);
     let row = am.update(&*txn).await?;

@@ -131,7 +131,7 @@ impl CampaignWorker {
         Ok(campaign::Entity::find()
             .select_only()
             .column(campaign::Column::Id)
-            .filter(campaign::Column::Status.eq(status.as_str()))
+            .filter(campaign::Column::Status.eq(status))
             .filter(column.lte(now))
             .order_by_asc(column)
             .limit(100)
@@ -153,7 +153,7 @@ impl CampaignWorker {
         let c = crate::db::skip_locked(
             &self.state.db,
             campaign::Entity::find_by_id(id)
-                .filter(campaign::Column::Status.eq(status.as_str()))
+                .filter(campaign::Column::Status.eq(status))
                 .filter(campaign::Column::NextBatchAt.lte(self.state.now_ms())),
         )
         .one(&*txn)
@@ -378,7 +378,7 @@ impl CampaignWorker {
     /// Sending campaigns with nothing pending: COMPLETED with `campaign.finished`.
     async fn complete(&self, out: &mut Outcome) -> anyhow::Result<()> {
         let sending: Vec<campaign::Model> = campaign::Entity::find()
-            .filter(campaign::Column::Status.eq(CampaignStatus::Sending.as_str()))
+            .filter(campaign::Column::Status.eq(CampaignStatus::Sending))
             .limit(500)
             .all(&self.state.db.conn)
             .await?;

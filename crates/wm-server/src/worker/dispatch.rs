@@ -121,7 +121,7 @@ async fn lease(state: &AppState, skip: &HashSet<Uuid>) -> anyhow::Result<Option<
     let ready = Query::select()
         .column(recipient::Column::CampaignId)
         .from(recipient::Entity)
-        .and_where(recipient::Column::Status.eq(RecipientStatus::Pending.as_str()))
+        .and_where(recipient::Column::Status.eq(RecipientStatus::Pending))
         .and_where(recipient::Column::QueuedAt.is_not_null())
         .and_where(recipient::Column::AttemptAt.is_null())
         .cond_where(
@@ -133,7 +133,7 @@ async fn lease(state: &AppState, skip: &HashSet<Uuid>) -> anyhow::Result<Option<
     let c = crate::db::skip_locked(
         &state.db,
         campaign::Entity::find()
-            .filter(campaign::Column::Status.eq(CampaignStatus::Sending.as_str()))
+            .filter(campaign::Column::Status.eq(CampaignStatus::Sending))
             .filter(
                 Condition::any()
                     .add(campaign::Column::LockedUntil.is_null())
@@ -269,7 +269,7 @@ async fn send_campaign(
             .unique(conn)
             .await?
             .map(|c| c.status);
-        if status.as_deref() != Some(CampaignStatus::Sending.as_str()) {
+        if status != Some(CampaignStatus::Sending) {
             return Ok(None);
         }
         let batch = attempts::ready_batch(conn, c.id, chunk, state.now_ms()).await?;

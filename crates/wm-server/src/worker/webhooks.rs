@@ -198,7 +198,7 @@ impl WebhookWorker {
         let mut hooks: HashMap<Uuid, Vec<webhook::Model>> = HashMap::new();
         for w in webhook::Entity::find()
             .filter(webhook::Column::OrganizationId.is_in(orgs))
-            .filter(webhook::Column::Status.eq(WebhookStatus::Active.as_str()))
+            .filter(webhook::Column::Status.eq(WebhookStatus::Active))
             .all(&*txn)
             .await?
         {
@@ -207,10 +207,7 @@ impl WebhookWorker {
         let mut rows = Vec::new();
         for e in &events {
             for w in hooks.get(&e.organization_id).into_iter().flatten() {
-                if !events_from_db(&w.events)
-                    .iter()
-                    .any(|k| k.as_str() == e.event_type)
-                {
+                if !events_from_db(&w.events).contains(&e.event_type) {
                     continue;
                 }
                 let id = Uuid::now_v7();
@@ -221,9 +218,9 @@ impl WebhookWorker {
                     organization_id: Set(e.organization_id),
                     webhook_id: Set(w.id),
                     event_id: Set(e.id),
-                    event_type: Set(e.event_type.clone()),
+                    event_type: Set(e.event_type),
                     body: Set(serde_json::to_string(&body)?),
-                    status: Set(DeliveryStatus::Pending.as_str().to_owned()),
+                    status: Set(DeliveryStatus::Pending),
                     attempts: Set(0),
                     next_attempt_at: Set(Some(now)),
                     locked_until: Set(None),
@@ -261,12 +258,12 @@ impl WebhookWorker {
         let active = sea_orm::sea_query::Query::select()
             .column(webhook::Column::Id)
             .from(webhook::Entity)
-            .and_where(webhook::Column::Status.eq(WebhookStatus::Active.as_str()))
+            .and_where(webhook::Column::Status.eq(WebhookStatus::Active))
             .to_owned();
         let due = crate::db::skip_locked(
             &self.state.db,
             webhook_delivery::Entity::find()
-                .filter(webhook_delivery::Column::Status.eq(DeliveryStatus::Pending.as_str()))
+                .filter(webhook_delivery::Column::Status.eq(DeliveryStatus::Pending))
                 .filter(webhook_delivery::Column::NextAttemptAt.lte(now))
                 .filter(
                     Condition::any()
@@ -392,7 +389,7 @@ impl WebhookWorker {
             .http
             .post(&c.url)
             .header("content-type", "application/json")
-            .header("x-wm-event", &d.event_type)
+            .header("x-wm-event", d.event_type.as_str())
             .header("x-wm-delivery", d.id.to_string())
             .header("x-wm-signature", signature)
             .body(d.body.clone())
@@ -448,7 +445,7 @@ impl WebhookWorker {
         let mut outcome = "retrying";
         if ok {
             outcome = "delivered";
-            am.status = Set(DeliveryStatus::Delivered.as_str().to_owned());
+            am.status = Set(DeliveryStatus::Delivered);
             am.delivered_at = Set(Some(at));
             am.next_attempt_at = Set(None);
             webhook::Entity::update_many()
@@ -464,7 +461,7 @@ impl WebhookWorker {
             am.next_attempt_at = Set(Some(at.saturating_add(delay_ms)));
         } else {
             outcome = "failed";
-            am.status = Set(DeliveryStatus::Failed.as_str().to_owned());
+            am.status = Set(DeliveryStatus::Failed);
             am.next_attempt_at = Set(None);
             // A manual retry of an already exhausted delivery does not count again.
             let first_exhaustion =
@@ -479,13 +476,10 @@ impl WebhookWorker {
                     .exec(&*txn)
                     .await?;
                 webhook::Entity::update_many()
-                    .col_expr(
-                        webhook::Column::Status,
-                        Expr::val(WebhookStatus::Paused.as_str()),
-                    )
+                    .col_expr(webhook::Column::Status, Expr::val(WebhookStatus::Paused))
                     .col_expr(webhook::Column::PausedAt, Expr::val(at))
                     .filter(hook)
-                    .filter(webhook::Column::Status.eq(WebhookStatus::Active.as_str()))
+                    .filter(webhook::Column::Status.eq(WebhookStatus::Active))
                     .filter(webhook::Column::ConsecutiveFailures.gte(PAUSE_AFTER as i32))
                     .exec(&*txn)
                     .await?;

@@ -444,8 +444,8 @@ impl Org<'_> {
             .into_iter()
             .map(|e| {
                 let v: Value = serde_json::from_str(&e.payload).expect("payload json");
-                assert_eq!(v["event"], e.event_type);
-                (e.event_type, v["data"].clone())
+                assert_eq!(v["event"], e.event_type.as_str());
+                (e.event_type.as_str().to_owned(), v["data"].clone())
             })
             .collect()
     }

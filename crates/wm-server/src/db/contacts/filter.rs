@@ -153,7 +153,7 @@ impl<'a> Filters<'a> {
             None => {}
         }
         if let Some(s) = q.source {
-            c = c.add(col(contact::Column::Source).eq(s.as_str()));
+            c = c.add(col(contact::Column::Source).eq(s));
         }
         if let Some(ct) = q.channel_type {
             c = c.add(Expr::exists(

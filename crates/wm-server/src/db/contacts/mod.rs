@@ -14,7 +14,7 @@ use wm_core::phone::Phone;
 use wm_core::tags::tag_key;
 use wm_types::Timestamp;
 use wm_types::contacts::{Consent, IdentityRef};
-use wm_types::enums::{ConsentHow, ContactSource};
+use wm_types::enums::ConsentHow;
 
 use crate::db::entities::{contact, contact_tag, identity};
 use crate::db::identities;
@@ -36,7 +36,7 @@ pub fn fields_of(m: &contact::Model) -> ContactFields {
         primary_email: m.primary_email.clone(),
         company: m.company.clone(),
         country: m.country.clone(),
-        source: ContactSource::parse(&m.source).unwrap_or(ContactSource::Other),
+        source: m.source,
         lifecycle_stage_id: m.lifecycle_stage_id,
         owner_id: m.owner_id,
         opted_out: m.opted_out,
@@ -65,7 +65,7 @@ fn active_model(
         primary_email: Set(f.primary_email.clone()),
         company: Set(f.company.clone()),
         country: Set(f.country.clone()),
-        source: Set(f.source.as_str().to_owned()),
+        source: Set(f.source),
         lifecycle_stage_id: Set(f.lifecycle_stage_id),
         owner_id: Set(f.owner_id),
         opted_out: Set(f.opted_out),

@@ -7,7 +7,6 @@ use uuid::Uuid;
 use wm_types::Money;
 use wm_types::Timestamp;
 use wm_types::contacts::{Contact, IdentityRef, OpenDeal, StageRef, UserRef};
-use wm_types::enums::ChannelType;
 
 use super::{fields_of, identities_of};
 use crate::db::deals;
@@ -27,7 +26,7 @@ pub enum Shape {
 pub fn identity_ref(i: identity::Model) -> IdentityRef {
     IdentityRef {
         id: i.id,
-        channel_type: ChannelType::parse(&i.channel_type).unwrap_or(ChannelType::Unknown),
+        channel_type: i.channel_type,
         external_id: i.external_id,
     }
 }

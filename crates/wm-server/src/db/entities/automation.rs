@@ -11,8 +11,8 @@ pub struct Model {
     pub organization_id: Uuid,
     pub created_by_user_id: Uuid,
     pub name: String,
-    pub status: String,
-    pub trigger_type: String,
+    pub status: wm_types::automations::AutomationStatus,
+    pub trigger_type: wm_types::automations::TriggerType,
     /// JSON object.
     pub trigger_config: String,
     /// JSON array of `{type, config: {kind, value}}`.

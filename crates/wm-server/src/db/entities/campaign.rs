@@ -12,7 +12,7 @@ pub struct Model {
     pub name: String,
     pub phone_number_id: Uuid,
     pub template_id: Uuid,
-    pub status: String,
+    pub status: wm_types::campaigns::CampaignStatus,
     /// JSON object: template position → placeholder or fixed text.
     pub variables: String,
     pub scheduled_at: Option<i64>,

@@ -9,7 +9,7 @@ pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub id: Uuid,
     pub organization_id: Uuid,
-    pub channel_type: String,
+    pub channel_type: wm_types::enums::ChannelType,
     pub active: bool,
     pub created_at: i64,
 }

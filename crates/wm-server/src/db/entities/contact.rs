@@ -14,7 +14,7 @@ pub struct Model {
     pub primary_email: Option<String>,
     pub company: Option<String>,
     pub country: Option<String>,
-    pub source: String,
+    pub source: wm_types::enums::ContactSource,
     pub lifecycle_stage_id: Option<Uuid>,
     pub owner_id: Option<Uuid>,
     pub opted_out: bool,

@@ -11,10 +11,10 @@ pub struct Model {
     pub organization_id: Uuid,
     /// The user of the key that uploaded it (author of the rows' notes).
     pub user_id: Uuid,
-    pub format: String,
-    pub dedupe: String,
+    pub format: wm_types::imports::ImportFormat,
+    pub dedupe: wm_types::imports::DedupeMode,
     pub file_name: Option<String>,
-    pub status: String,
+    pub status: wm_types::imports::ImportStatus,
     pub rows_read: i64,
     /// Stored chunks, numbered from 0.
     pub chunks: i32,

@@ -12,7 +12,7 @@ pub struct Model {
     pub contact_id: Uuid,
     pub title: String,
     pub value_micros: i64,
-    pub status: String,
+    pub status: wm_types::enums::DealStatus,
     pub created_at: i64,
 }
 

@@ -11,7 +11,7 @@ pub struct Model {
     pub organization_id: Uuid,
     pub contact_id: Uuid,
     pub channel_id: Uuid,
-    pub channel_type: String,
+    pub channel_type: wm_types::enums::ChannelType,
     pub external_id: String,
     pub created_at: i64,
     /// The contact's creation time, stage and consent (kept in step by a trigger), so a

@@ -9,7 +9,7 @@ pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub id: Uuid,
     pub organization_id: Uuid,
-    pub kind: String,
+    pub kind: wm_types::catalog::LedgerKind,
     /// Signed: charges are negative.
     pub amount_micros: i64,
     pub balance_after_micros: i64,

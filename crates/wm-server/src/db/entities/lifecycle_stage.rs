@@ -11,7 +11,7 @@ pub struct Model {
     pub organization_id: Uuid,
     pub name: String,
     pub position: i32,
-    pub category: String,
+    pub category: wm_types::enums::StageCategory,
     pub created_at: i64,
 }
 

@@ -9,7 +9,7 @@ pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub id: Uuid,
     pub organization_id: Uuid,
-    pub event_type: String,
+    pub event_type: wm_types::events::EventKind,
     /// The full event envelope as JSON.
     pub payload: String,
     pub created_at: i64,

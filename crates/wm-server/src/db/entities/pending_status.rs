@@ -11,7 +11,7 @@ pub struct Model {
     pub id: Uuid,
     pub provider_message_id: String,
     pub correlation_id: Option<String>,
-    pub status: String,
+    pub status: wm_types::enums::RecipientStatus,
     pub at_ms: Option<i64>,
     pub error: Option<String>,
     pub opt_out: bool,

@@ -11,7 +11,7 @@ pub struct Model {
     pub organization_id: Uuid,
     pub number_e164: String,
     pub display_name: String,
-    pub quality_rating: String,
+    pub quality_rating: wm_types::catalog::QualityRating,
     pub platform_phone_number_id: Option<String>,
     pub waba_id: Option<String>,
     /// The platform access token, encrypted with `WM_SECRET_KEY` (never returned).

@@ -15,7 +15,7 @@ pub struct Model {
     pub phone: String,
     /// Pricing market; None = unpriceable.
     pub market: Option<String>,
-    pub status: String,
+    pub status: wm_types::enums::RecipientStatus,
     /// Charged for this message, net of a refund.
     pub cost_micros: i64,
     pub covered_by_allowance: bool,

@@ -10,10 +10,10 @@ pub struct Model {
     pub id: Uuid,
     pub organization_id: Uuid,
     pub name: String,
-    pub category: String,
+    pub category: wm_types::catalog::TemplateCategory,
     pub language: String,
     pub body_text: String,
-    pub status: String,
+    pub status: wm_types::catalog::TemplateStatus,
     pub created_at: i64,
 }
 

@@ -15,7 +15,7 @@ pub struct Model {
     pub description: Option<String>,
     /// Kept in clear: deliveries are signed with it.
     pub secret: String,
-    pub status: String,
+    pub status: wm_types::webhooks::WebhookStatus,
     pub consecutive_failures: i32,
     pub paused_at: Option<i64>,
     pub created_at: i64,

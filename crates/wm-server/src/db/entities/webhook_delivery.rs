@@ -12,10 +12,10 @@ pub struct Model {
     pub webhook_id: Uuid,
     /// The outbox event it carries.
     pub event_id: Uuid,
-    pub event_type: String,
+    pub event_type: wm_types::events::EventKind,
     /// The exact bytes that are signed and sent.
     pub body: String,
-    pub status: String,
+    pub status: wm_types::webhooks::DeliveryStatus,
     pub attempts: i32,
     pub next_attempt_at: Option<i64>,
     /// A worker's lease on an attempt in flight; an expired lease is taken over.

@@ -62,7 +62,7 @@ pub async fn recipients(
                     primary_phone: Some(r.phone.clone()),
                 }),
             market: r.market,
-            status: RecipientStatus::parse(&r.status).unwrap_or(RecipientStatus::Unknown),
+            status: r.status,
             sent_at: r.sent_at.map(Timestamp::from_millis),
             delivered_at: r.delivered_at.map(Timestamp::from_millis),
             read_at: r.read_at.map(Timestamp::from_millis),
@@ -235,10 +235,9 @@ pub async fn add_audience(
                 Expr::col(campaign::Column::AudienceRev).add(1),
             )
             .filter(campaign::Column::Id.eq(id))
-            .filter(campaign::Column::Status.is_in([
-                CampaignStatus::Draft.as_str(),
-                CampaignStatus::Scheduled.as_str(),
-            ]))
+            .filter(
+                campaign::Column::Status.is_in([CampaignStatus::Draft, CampaignStatus::Scheduled]),
+            )
             .exec(&*txn)
             .await?;
         if open.rows_affected == 0 {
@@ -310,7 +309,7 @@ fn recipients_of(
             contact_id: Set(m.id),
             phone: Set(phone),
             market: Set(market),
-            status: Set(RecipientStatus::Pending.as_str().to_owned()),
+            status: Set(RecipientStatus::Pending),
             cost_micros: Set(0),
             covered_by_allowance: Set(false),
             queued_at: Set(None),

@@ -25,9 +25,8 @@ use super::view::{Sum, sum_micros, views};
 
 pub(super) fn tab_condition(org: Uuid, tab: CampaignTab) -> Condition {
     use CampaignStatus as S;
-    let statuses = |v: &[S]| {
-        Condition::all().add(campaign::Column::Status.is_in(v.iter().map(|s| s.as_str())))
-    };
+    let statuses =
+        |v: &[S]| Condition::all().add(campaign::Column::Status.is_in(v.iter().copied()));
     match tab {
         CampaignTab::Sending => statuses(&[S::Sending, S::Paused]),
         CampaignTab::Scheduled => statuses(&[S::Scheduled]),
@@ -41,7 +40,7 @@ pub(super) fn tab_condition(org: Uuid, tab: CampaignTab) -> Condition {
                         .column(recipient::Column::CampaignId)
                         .from(recipient::Entity)
                         .and_where(recipient::Column::OrganizationId.eq(org))
-                        .and_where(recipient::Column::Status.eq(RecipientStatus::Failed.as_str()))
+                        .and_where(recipient::Column::Status.eq(RecipientStatus::Failed))
                         .to_owned(),
                 ),
             ),
@@ -58,7 +57,7 @@ pub(super) fn filters(org: Uuid, q: &ListCampaignsQuery, now: i64) -> Condition 
                     .column(template::Column::Id)
                     .from(template::Entity)
                     .and_where(template::Column::OrganizationId.eq(org))
-                    .and_where(template::Column::Category.eq(cat.as_str()))
+                    .and_where(template::Column::Category.eq(cat))
                     .to_owned(),
             ),
         );

@@ -47,7 +47,7 @@ async fn load(conn: &impl ConnectionTrait, org: Uuid, id: Uuid) -> ApiResult<cam
 }
 
 fn status_of(c: &campaign::Model) -> CampaignStatus {
-    CampaignStatus::parse(&c.status).unwrap_or(CampaignStatus::Unknown)
+    c.status
 }
 
 fn variables_of(c: &campaign::Model) -> serde_json::Map<String, serde_json::Value> {
@@ -89,7 +89,7 @@ pub async fn create(state: &AppState, org: Uuid, body: CreateCampaign) -> ApiRes
     let t = find_in_org::<template::Entity>(org, body.template_id)
         .unique(conn)
         .await?
-        .filter(|t| t.status == TemplateStatus::Approved.as_str())
+        .filter(|t| t.status == TemplateStatus::Approved)
         .ok_or_else(|| {
             ApiError::invalid("templateId must be an APPROVED template of this organization")
         })?;
@@ -133,7 +133,7 @@ fn draft(
         name: Set(name),
         phone_number_id: Set(phone_number),
         template_id: Set(template),
-        status: Set(CampaignStatus::Draft.as_str().to_owned()),
+        status: Set(CampaignStatus::Draft),
         variables: Set(variables),
         scheduled_at: Set(scheduled_at),
         started_at: Set(None),

@@ -10,8 +10,8 @@ use sea_orm::{
 };
 use uuid::Uuid;
 use wm_types::campaigns::{
-    Campaign, CampaignPhoneNumber, CampaignTemplate, ErrorByReason, LastReply, QualityRating,
-    RecipientContact, TemplateCategory, TemplateStatus,
+    Campaign, CampaignPhoneNumber, CampaignTemplate, ErrorByReason, LastReply, RecipientContact,
+    TemplateCategory,
 };
 use wm_types::enums::RecipientStatus;
 use wm_types::{Money, Timestamp};
@@ -72,22 +72,16 @@ pub(super) async fn views(
             template: CampaignTemplate {
                 id: detail.then_some(c.template_id),
                 name: t.map(|t| t.name.clone()).unwrap_or_default(),
-                category: t
-                    .and_then(|t| TemplateCategory::parse(&t.category))
-                    .unwrap_or(TemplateCategory::Unknown),
+                category: t.map(|t| t.category).unwrap_or(TemplateCategory::Unknown),
                 language: t.map(|t| t.language.clone()).unwrap_or_default(),
                 body_text: t.filter(|_| detail).map(|t| t.body_text.clone()),
-                status: t
-                    .filter(|_| detail)
-                    .and_then(|t| TemplateStatus::parse(&t.status)),
+                status: t.filter(|_| detail).map(|t| t.status),
             },
             phone_number: CampaignPhoneNumber {
                 id: detail.then_some(c.phone_number_id),
                 number_e164: p.map(|p| p.number_e164.clone()).unwrap_or_default(),
                 display_name: p.map(|p| p.display_name.clone()).unwrap_or_default(),
-                quality_rating: p
-                    .filter(|_| detail)
-                    .and_then(|p| QualityRating::parse(&p.quality_rating)),
+                quality_rating: p.filter(|_| detail).map(|p| p.quality_rating),
             },
             estimated_cost: None,
             real_cost: None,
@@ -155,7 +149,7 @@ pub(super) async fn add_detail(
             "n",
         )
         .filter(recipient::Column::CampaignId.eq(c.id))
-        .filter(recipient::Column::Status.eq(RecipientStatus::Failed.as_str()))
+        .filter(recipient::Column::Status.eq(RecipientStatus::Failed))
         .group_by(recipient::Column::ErrorMessage)
         .into_model::<ReasonCount>()
         .all(conn)
@@ -171,7 +165,7 @@ pub(super) async fn add_detail(
     v.errors_by_reason = Some(errors);
     let replies = recipient::Entity::find()
         .filter(recipient::Column::CampaignId.eq(c.id))
-        .filter(recipient::Column::Status.eq(RecipientStatus::Replied.as_str()))
+        .filter(recipient::Column::Status.eq(RecipientStatus::Replied))
         .order_by_desc(recipient::Column::RepliedAt)
         .limit(5)
         .all(conn)

@@ -117,7 +117,7 @@ pub async fn write_new(
                     organization_id: org,
                     contact_id: contact.id,
                     channel_id: channel.id,
-                    channel_type: r.channel_type.as_str().to_owned(),
+                    channel_type: r.channel_type,
                     external_id: r.external_id.clone(),
                     created_at: now,
                     contact_created_at: mirror.created_at,

@@ -6,7 +6,7 @@ pub mod upload;
 
 use uuid::Uuid;
 use wm_types::common::{Page, PageMeta};
-use wm_types::imports::{ContactImport, DedupeMode, ImportFormat, ImportRowError, ImportStatus};
+use wm_types::imports::{ContactImport, ImportRowError};
 use wm_types::{PageQuery, Timestamp};
 
 use crate::db::{self, entities::contact_import};
@@ -24,9 +24,9 @@ pub fn view(m: contact_import::Model) -> ContactImport {
     let errors: Vec<ImportRowError> = serde_json::from_str(&m.errors).unwrap_or_default();
     ContactImport {
         id: m.id,
-        status: ImportStatus::parse(&m.status).unwrap_or(ImportStatus::Unknown),
-        format: ImportFormat::parse(&m.format).unwrap_or(ImportFormat::Unknown),
-        dedupe: DedupeMode::parse(&m.dedupe).unwrap_or(DedupeMode::Unknown),
+        status: m.status,
+        format: m.format,
+        dedupe: m.dedupe,
         file_name: m.file_name,
         rows_read: count(m.rows_read),
         rows_processed: count(m.rows_processed),

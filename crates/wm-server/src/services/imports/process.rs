@@ -162,7 +162,7 @@ pub async fn write(
         user_id: job.user_id,
         user_name: &by,
     };
-    let update = DedupeMode::parse(&job.dedupe) == Some(DedupeMode::Update);
+    let update = job.dedupe == DedupeMode::Update;
     let now = state.now_ms();
     let txn = state.db.write().await?;
     let phones: Vec<_> = rows

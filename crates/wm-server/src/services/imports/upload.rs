@@ -280,14 +280,10 @@ pub async fn upload(
         id,
         organization_id: auth.org_id,
         user_id: auth.user_id,
-        format: stored.format.as_str().to_owned(),
-        dedupe: options
-            .dedupe
-            .unwrap_or(DedupeMode::Skip)
-            .as_str()
-            .to_owned(),
+        format: stored.format,
+        dedupe: options.dedupe.unwrap_or(DedupeMode::Skip),
         file_name: stored.file_name,
-        status: ImportStatus::Queued.as_str().to_owned(),
+        status: ImportStatus::Queued,
         rows_read: i64::try_from(stored.rows).unwrap_or(i64::MAX),
         chunks: stored.chunks,
         next_chunk: 0,

@@ -17,7 +17,7 @@ use wm_core::automations::run::{self, RunResult, StepOutcome, StepPlan, Streak, 
 use wm_core::automations::{ContactFacts, FAILURES_TO_PAUSE};
 use wm_types::Timestamp;
 use wm_types::automations::{AutomationStatus, RunStep, Step, TriggerType};
-use wm_types::enums::{ChannelType, RecipientStatus};
+use wm_types::enums::RecipientStatus;
 
 use crate::db::entities::{automation, automation_run, contact, identity, recipient};
 use crate::observe::health::{Worker, pass};
@@ -108,8 +108,8 @@ impl AutomationWorker {
         let conn = &self.state.db.conn;
         let now = self.state.now_ms();
         let autos = automation::Entity::find()
-            .filter(automation::Column::Status.eq(AutomationStatus::Active.as_str()))
-            .filter(automation::Column::TriggerType.eq(TriggerType::NoResponseDays.as_str()))
+            .filter(automation::Column::Status.eq(AutomationStatus::Active))
+            .filter(automation::Column::TriggerType.eq(TriggerType::NoResponseDays))
             .all(conn)
             .await?;
         for a in autos {
@@ -122,9 +122,9 @@ impl AutomationWorker {
             let stale = recipient::Entity::find()
                 .filter(recipient::Column::OrganizationId.eq(a.organization_id))
                 .filter(recipient::Column::Status.is_in([
-                    RecipientStatus::Sent.as_str(),
-                    RecipientStatus::Delivered.as_str(),
-                    RecipientStatus::Read.as_str(),
+                    RecipientStatus::Sent,
+                    RecipientStatus::Delivered,
+                    RecipientStatus::Read,
                 ]))
                 .filter(recipient::Column::SentAt.lte(now - days * DAY_MS))
                 .filter(recipient::Column::SentAt.gte(a.created_at - days * DAY_MS))
@@ -193,7 +193,7 @@ impl AutomationWorker {
             .unique(conn)
             .await?;
         let a = match a {
-            Some(a) if a.status == AutomationStatus::Active.as_str() => a,
+            Some(a) if a.status == AutomationStatus::Active => a,
             other => {
                 let why = run::not_runnable(other.as_ref().map(|a| a.status.as_str()));
                 let end = (RunResult::Skipped, Some(why));
@@ -279,7 +279,7 @@ impl AutomationWorker {
             .all(conn)
             .await?
             .into_iter()
-            .filter_map(|i| ChannelType::parse(&i.channel_type))
+            .map(|i| i.channel_type)
             .collect();
         Ok(Some(ContactFacts {
             channel_types,
@@ -423,12 +423,12 @@ impl AutomationWorker {
                 automation::Entity::update_many()
                     .col_expr(
                         automation::Column::Status,
-                        Expr::val(AutomationStatus::PausedByFailure.as_str()),
+                        Expr::val(AutomationStatus::PausedByFailure),
                     )
                     .col_expr(automation::Column::PausedReason, Expr::val(reason))
                     .col_expr(automation::Column::UpdatedAt, Expr::val(now))
                     .filter(automation::Column::Id.eq(a.id))
-                    .filter(automation::Column::Status.eq(AutomationStatus::Active.as_str()))
+                    .filter(automation::Column::Status.eq(AutomationStatus::Active))
                     .filter(failures.gte(FAILURES_TO_PAUSE))
                     .exec(&*txn)
                     .await?;

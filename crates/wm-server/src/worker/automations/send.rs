@@ -10,7 +10,7 @@ use wm_core::phone::Phone;
 use wm_core::provider::{OutboundMessage, SendError};
 use wm_types::Timestamp;
 use wm_types::automations::{RunStep, StepKind, StepType};
-use wm_types::campaigns::{LedgerKind, TemplateCategory, TemplateStatus};
+use wm_types::campaigns::{LedgerKind, TemplateStatus};
 
 use super::AutomationWorker;
 use crate::db::entities::{
@@ -39,7 +39,7 @@ impl AutomationWorker {
         let tpl = template::Entity::find()
             .filter(template::Column::OrganizationId.eq(org))
             .filter(template::Column::Name.eq(name.trim()))
-            .filter(template::Column::Status.eq(TemplateStatus::Approved.as_str()))
+            .filter(template::Column::Status.eq(TemplateStatus::Approved))
             .one(conn)
             .await
             .map_err(db)?
@@ -56,8 +56,7 @@ impl AutomationWorker {
             .await
             .map_err(db)?
             .ok_or("organization missing")?;
-        let category =
-            TemplateCategory::parse(&tpl.category).unwrap_or(TemplateCategory::Marketing);
+        let category = tpl.category;
         let price = sending::rate_card(&o)
             .market_for(&Phone::from_stored(phone.clone()))
             .map(|m| m.price(category))
