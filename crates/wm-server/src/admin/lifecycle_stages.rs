@@ -29,19 +29,7 @@ async fn create(
     OperatorOrg(org): OperatorOrg,
     ValidatedJson(body): ValidatedJson<CreateLifecycleStage>,
 ) -> ApiResult<Created<LifecycleStage>> {
-    let txn = s.db.write().await?;
-    let stage = svc::add_stage(
-        &*txn,
-        org,
-        &body.name,
-        body.category,
-        body.order,
-        s.now_ms(),
-    )
-    .await?;
-    txn.commit().await?;
-    crate::changes::publish(&s, crate::changes::Change::Org(org)).await;
-    Ok(Created(stage_view(stage)))
+    svc::create_stage(&s, org, body).await.map(Created)
 }
 
 async fn list(

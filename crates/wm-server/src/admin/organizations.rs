@@ -1,20 +1,16 @@
 //! `/admin/organizations`.
 
-use crate::db::Unique;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use sea_orm::{EntityTrait, QueryOrder};
 use wm_types::admin::{CreateOrganization, Organization};
 use wm_types::lookups::List;
 
-use crate::db::entities::organization;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::extract::{NoQuery, OrgId, ValidatedJson};
 use crate::reply::{Created, Json};
 use crate::services::organizations as svc;
 use crate::state::AppState;
-use crate::views::organization_view;
 
 /// The organisation routes.
 pub fn router() -> Router<AppState> {
@@ -28,20 +24,12 @@ async fn create(
     _: NoQuery,
     ValidatedJson(body): ValidatedJson<CreateOrganization>,
 ) -> ApiResult<Created<Organization>> {
-    let txn = s.db.write().await?;
-    let org = svc::create(&*txn, body, s.now_ms()).await?;
-    txn.commit().await?;
-    Ok(Created(organization_view(org)))
+    svc::create_organization(&s, body).await.map(Created)
 }
 
 async fn list(State(s): State<AppState>, _: NoQuery) -> ApiResult<Json<List<Organization>>> {
-    let rows = organization::Entity::find()
-        .order_by_asc(organization::Column::CreatedAt)
-        .all(&s.db.conn)
-        .await?;
-    Ok(Json(List {
-        data: rows.into_iter().map(organization_view).collect(),
-    }))
+    let data = svc::list_organizations(&s).await?;
+    Ok(Json(List { data }))
 }
 
 async fn detail(
@@ -49,9 +37,5 @@ async fn detail(
     _: NoQuery,
     OrgId(id): OrgId,
 ) -> ApiResult<Json<Organization>> {
-    organization::Entity::find_by_id(id)
-        .unique(&s.db.conn)
-        .await?
-        .map(|o| Json(organization_view(o)))
-        .ok_or_else(|| ApiError::not_found("Organization"))
+    svc::get_organization(&s, id).await.map(Json)
 }

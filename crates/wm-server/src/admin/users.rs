@@ -26,11 +26,7 @@ async fn create(
     OperatorOrg(org): OperatorOrg,
     ValidatedJson(body): ValidatedJson<CreateUser>,
 ) -> ApiResult<Created<User>> {
-    let txn = s.db.write().await?;
-    let user = svc::add_user(&*txn, org, &body.full_name, &body.email, s.now_ms()).await?;
-    txn.commit().await?;
-    crate::changes::publish(&s, crate::changes::Change::Org(org)).await;
-    Ok(Created(user_view(user)))
+    svc::create_user(&s, org, body).await.map(Created)
 }
 
 async fn list(

@@ -2,17 +2,23 @@
 //! demo seed).
 
 use crate::db::Unique;
-use sea_orm::{ActiveModelTrait, ActiveValue::Set, ConnectionTrait, EntityTrait, IntoActiveModel};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ConnectionTrait, EntityTrait, IntoActiveModel, QueryOrder,
+};
 use uuid::Uuid;
-use wm_types::admin::{ApiKey, ApiKeyCreated, Channel, CreateApiKey, CreateOrganization};
+use wm_types::admin::{
+    ApiKey, ApiKeyCreated, Channel, CreateApiKey, CreateLifecycleStage, CreateOrganization,
+    CreateUser, Organization,
+};
 use wm_types::enums::{ChannelType, StageCategory};
+use wm_types::lookups::{LifecycleStage, User};
 
 use crate::auth::{generate_key, hash_key, scopes_to_db};
 use crate::db::entities::{api_key, channel, lifecycle_stage, organization, user};
 use crate::db::tenant::find_in_org;
 use crate::error::{ApiError, ApiResult, is_unique_violation};
 use crate::state::AppState;
-use crate::views::{api_key_view, channel_view};
+use crate::views::{api_key_view, channel_view, organization_view, stage_view, user_view};
 
 /// The stages every new organisation starts with.
 pub const DEFAULT_STAGES: [(&str, StageCategory, i32); 4] = [
@@ -62,7 +68,7 @@ pub async fn add_stage(
             organization_id: Set(org),
             name: Set(name.trim().to_owned()),
             position: Set(order),
-            category: Set(category.as_str().to_owned()),
+            category: Set(category),
             created_at: Set(now),
         })
         .exec_with_returning(conn)
@@ -80,7 +86,7 @@ pub async fn add_channel(
     Ok(channel::Entity::insert(channel::ActiveModel {
         id: Set(Uuid::now_v7()),
         organization_id: Set(org),
-        channel_type: Set(kind.as_str().to_owned()),
+        channel_type: Set(kind),
         active: Set(true),
         created_at: Set(now),
     })
@@ -201,4 +207,56 @@ pub async fn create_channel(state: &AppState, org: Uuid, kind: ChannelType) -> A
     txn.commit().await?;
     crate::changes::publish(state, crate::changes::Change::Org(org)).await;
     Ok(channel_view(ch))
+}
+
+/// `POST /admin/organizations`: the organisation with its defaults, in one transaction.
+pub async fn create_organization(
+    state: &AppState,
+    body: CreateOrganization,
+) -> ApiResult<Organization> {
+    let txn = state.db.write().await?;
+    let org = create(&*txn, body, state.now_ms()).await?;
+    txn.commit().await?;
+    Ok(organization_view(org))
+}
+
+/// `GET /admin/organizations`, oldest first.
+pub async fn list_organizations(state: &AppState) -> ApiResult<Vec<Organization>> {
+    let rows = organization::Entity::find()
+        .order_by_asc(organization::Column::CreatedAt)
+        .all(&state.db.conn)
+        .await?;
+    Ok(rows.into_iter().map(organization_view).collect())
+}
+
+/// `GET /admin/organizations/{orgId}`.
+pub async fn get_organization(state: &AppState, id: Uuid) -> ApiResult<Organization> {
+    organization::Entity::find_by_id(id)
+        .unique(&state.db.conn)
+        .await?
+        .map(organization_view)
+        .ok_or_else(|| ApiError::not_found("Organization"))
+}
+
+/// `POST /admin/organizations/{orgId}/lifecycle-stages`; every replica's lookups refresh.
+pub async fn create_stage(
+    state: &AppState,
+    org: Uuid,
+    body: CreateLifecycleStage,
+) -> ApiResult<LifecycleStage> {
+    let txn = state.db.write().await?;
+    let now = state.now_ms();
+    let stage = add_stage(&*txn, org, &body.name, body.category, body.order, now).await?;
+    txn.commit().await?;
+    crate::changes::publish(state, crate::changes::Change::Org(org)).await;
+    Ok(stage_view(stage))
+}
+
+/// `POST /admin/organizations/{orgId}/users`; every replica's lookups refresh.
+pub async fn create_user(state: &AppState, org: Uuid, body: CreateUser) -> ApiResult<User> {
+    let txn = state.db.write().await?;
+    let user = add_user(&*txn, org, &body.full_name, &body.email, state.now_ms()).await?;
+    txn.commit().await?;
+    crate::changes::publish(state, crate::changes::Change::Org(org)).await;
+    Ok(user_view(user))
 }
