@@ -15,6 +15,9 @@
 //! - [`events`]: webhook event envelopes and payloads.
 //! - [`webhooks`]: webhooks and their delivery log.
 //!
+//! Feature `sea-orm` (off by default; wm-server turns it on): every enum is also a sea-orm
+//! column type stored as its wire spelling, so a storage layer keeps statuses typed.
+//!
 //! ```
 //! use wm_types::contacts::CreateContact;
 //! let body: CreateContact = serde_json::from_str(r#"{"fullName":"Ana"}"#).unwrap();
