@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, QueryFilter,
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, FromQueryResult, QueryFilter,
     QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
@@ -62,7 +62,8 @@ pub struct Priced {
     pub rev: i64,
 }
 
-/// A campaign's pending recipients not charged yet, in the audience's order, after `after`.
+/// A campaign's pending recipients not charged yet, in the audience's order, after `after`
+/// (on PostgreSQL through `ix_recipients_unqueued`, which holds only these).
 async fn unqueued(
     conn: &impl ConnectionTrait,
     campaign: Uuid,
@@ -74,14 +75,15 @@ async fn unqueued(
         .filter(recipient::Column::Status.eq(RecipientStatus::Pending))
         .filter(recipient::Column::QueuedAt.is_null());
     if let Some((at, id)) = after {
+        // A row comparison, so both databases seek the index to the cursor instead of
+        // reading past the recipients before it.
+        let key = |a: Expr, b: Expr| Expr::tuple([a, b]);
         q = q.filter(
-            Condition::any()
-                .add(recipient::Column::CreatedAt.gt(at))
-                .add(
-                    Condition::all()
-                        .add(recipient::Column::CreatedAt.eq(at))
-                        .add(recipient::Column::Id.gt(id)),
-                ),
+            key(
+                Expr::col(recipient::Column::CreatedAt),
+                Expr::col(recipient::Column::Id),
+            )
+            .gt(key(Expr::val(at), Expr::val(id))),
         );
     }
     q.order_by_asc(recipient::Column::CreatedAt)

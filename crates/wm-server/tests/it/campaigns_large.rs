@@ -210,3 +210,67 @@ async fn a_large_scheduled_start_is_charged_once_by_the_worker() {
     assert!(close(charges[0], -23.0 * price));
     assert!(ledger(&w, "REFUND").is_empty());
 }
+
+#[tokio::test]
+async fn an_allowance_covers_the_first_recipients_of_a_large_utility_batch() {
+    // 15 included messages over 35 recipients: the batch is priced a step (10) at a time in
+    // the audience's order, and the allowance runs out in the second step.
+    let app = large_app().await;
+    let org = app
+        .org_with(json!({"name": "Allowance", "includedUtilityMessages": 15}))
+        .await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 35, "t").await;
+    let id = campaign_to(&org, &s, &s.utility, &ids).await;
+    let listed = org
+        .get(&format!("/campaigns/{id}/recipients?pageSize=100"))
+        .await
+        .ok(200);
+    let order: Vec<String> = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["contact"]["id"].as_str().unwrap().to_owned())
+        .collect();
+    // The third in the audience's order may no longer be messaged: the allowance passes it.
+    org.patch(
+        &format!("/contacts/{}", order[2]),
+        json!({"optedOut": true}),
+    )
+    .await
+    .ok(200);
+    let preview = org
+        .get(&format!("/campaigns/{id}/preview-cost"))
+        .await
+        .ok(200);
+    let price = preview["byMarket"][0]["totalCost"].as_f64().unwrap();
+    assert_eq!(preview["recipientCount"], 35, "every step read once");
+    assert_eq!(preview["includedUtilityRemaining"], 15);
+    assert!(close(
+        preview["estimatedTotal"].as_f64().unwrap(),
+        19.0 * price
+    ));
+
+    top_up(&org, 100.0).await;
+    org.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    assert!(close(balance(&org).await, 100.0 - 19.0 * price));
+    let c = run_to_completion(&app, &org, &id, 10).await;
+    assert_eq!(c["stats"]["delivered"], 34);
+    let r = org
+        .get(&format!("/campaigns/{id}/recipients?pageSize=100"))
+        .await
+        .ok(200);
+    let covered: Vec<bool> = r["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["coveredByAllowance"] == true)
+        .collect();
+    let first: Vec<bool> = (0..35).map(|i| i < 16 && i != 2).collect();
+    assert_eq!(covered, first, "the first 15 that could be messaged");
+    let w = org.get("/wallet").await.ok(200);
+    assert_eq!(w["includedUtilityRemaining"], 0);
+    assert!(close(balance(&org).await, 100.0 - 19.0 * price));
+}

@@ -65,30 +65,9 @@ async fn ids_of(org: &Org<'_>) -> Vec<String> {
 #[tokio::test]
 async fn the_monthly_utility_allowance_is_used_first() {
     let app = TestApp::new().await;
-    let o = app
-        .admin(
-            Method::POST,
-            "/organizations",
-            Some(json!({"name": "Allowance", "includedUtilityMessages": 2})),
-        )
-        .await
-        .ok(201);
-    let org_id = o["id"].as_str().unwrap().to_owned();
-    let user = app
-        .admin(
-            Method::POST,
-            &format!("/organizations/{org_id}/users"),
-            Some(json!({"fullName": "U", "email": "u@example.com"})),
-        )
-        .await
-        .ok(201);
-    let mut org = Org {
-        app: &app,
-        id: org_id,
-        user_id: user["id"].as_str().unwrap().to_owned(),
-        key: String::new(),
-    };
-    org.key = org.key_with(crate::support::ALL_SCOPES).await;
+    let org = app
+        .org_with(json!({"name": "Allowance", "includedUtilityMessages": 2}))
+        .await;
     let s = setup(&org).await;
     let ids = contacts(&org, 3, "t").await;
     assert_eq!(

@@ -335,12 +335,14 @@ impl TestApp {
 
     /// A new organisation with a user and an all-scopes key.
     pub async fn org(&self) -> Org<'_> {
+        self.org_with(json!({"name": "Test org"})).await
+    }
+
+    /// A new organisation created from `body` (say, with an allowance), with one user and
+    /// an all-scopes key.
+    pub async fn org_with(&self, body: Value) -> Org<'_> {
         let org = self
-            .admin(
-                Method::POST,
-                "/organizations",
-                Some(json!({"name": "Test org"})),
-            )
+            .admin(Method::POST, "/organizations", Some(body))
             .await
             .ok(201);
         let org_id = org["id"].as_str().expect("org id").to_owned();
