@@ -43,6 +43,14 @@ impl Captured {
     /// The binary's subscriber (`format`, level info) writing here, as this thread's
     /// default until the guard drops.
     fn start(format: LogFormat) -> (Captured, tracing::subscriber::DefaultGuard) {
+        static UNDECIDED: std::sync::Once = std::sync::Once::new();
+        UNDECIDED.call_once(|| {
+            // A callsite first hit on a thread with no subscriber caches "never", and one
+            // registering on another thread while `refresh` runs can store that after it:
+            // a test then misses a line. A process-wide subscriber that answers "sometimes"
+            // keeps every callsite asking the thread's own subscriber instead.
+            let _ = tracing::subscriber::set_global_default(Undecided);
+        });
         let out = Captured::default();
         let sub = wm_server::observe::subscriber(format, EnvFilter::new("info"), out.clone());
         let guard = tracing::subscriber::set_default(sub);
@@ -70,6 +78,29 @@ impl Captured {
             .map(str::to_owned)
             .collect()
     }
+}
+
+/// Takes no event and no span, and never lets a callsite cache its interest.
+struct Undecided;
+
+impl tracing::Subscriber for Undecided {
+    fn register_callsite(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::sometimes()
+    }
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        false
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 fn request_id(r: &Resp) -> String {
