@@ -116,11 +116,18 @@ pub async fn send_queued(state: &AppState, out: &mut Outcome) -> anyhow::Result<
 
 /// Leases a sending campaign with messages ready for the platform.
 async fn lease(state: &AppState, skip: &HashSet<Uuid>) -> anyhow::Result<Option<campaign::Model>> {
+    use sea_orm::ExprTrait;
     let now = state.now_ms();
     let txn = state.db.write().await?;
+    // Correlated, so each sending campaign's check seeks its own queue in
+    // `ix_recipients_campaign_status` instead of reading every pending recipient.
+    let r = |col: recipient::Column| Expr::col((recipient::Entity, col));
     let ready = Query::select()
-        .column(recipient::Column::CampaignId)
+        .expr(Expr::val(1))
         .from(recipient::Entity)
+        .and_where(
+            r(recipient::Column::CampaignId).equals((campaign::Entity, campaign::Column::Id)),
+        )
         .and_where(recipient::Column::Status.eq(RecipientStatus::Pending))
         .and_where(recipient::Column::QueuedAt.is_not_null())
         .and_where(recipient::Column::AttemptAt.is_null())
@@ -140,7 +147,7 @@ async fn lease(state: &AppState, skip: &HashSet<Uuid>) -> anyhow::Result<Option<
                     .add(campaign::Column::LockedUntil.lte(now)),
             )
             .filter(campaign::Column::Id.is_not_in(skip.iter().copied()))
-            .filter(campaign::Column::Id.in_subquery(ready))
+            .filter(Expr::exists(ready))
             .order_by_asc(campaign::Column::UpdatedAt)
             .limit(1),
     )

@@ -13,7 +13,7 @@ mod m0007_replicas;
 mod m0008_imports;
 mod m0009_contact_counts;
 mod m0010_campaign_charges;
-mod m0011_unqueued_recipients;
+mod m0011_recipient_indexes;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -32,7 +32,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0008_imports::Migration),
             Box::new(m0009_contact_counts::Migration),
             Box::new(m0010_campaign_charges::Migration),
-            Box::new(m0011_unqueued_recipients::Migration),
+            Box::new(m0011_recipient_indexes::Migration),
         ]
     }
 }
