@@ -7,13 +7,11 @@ use wm_types::admin::CreateLifecycleStage;
 use wm_types::lookups::{LifecycleStage, List};
 
 use super::OperatorOrg;
-use crate::db;
 use crate::error::ApiResult;
 use crate::extract::{NoQuery, ValidatedJson};
 use crate::reply::{Created, Json};
 use crate::services::organizations as svc;
 use crate::state::AppState;
-use crate::views::stage_view;
 
 /// The stage routes.
 pub fn router() -> Router<AppState> {
@@ -37,10 +35,7 @@ async fn list(
     _: NoQuery,
     OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<List<LifecycleStage>>> {
-    let data = db::lookups::stages(&s.db.conn, org)
-        .await?
-        .into_iter()
-        .map(stage_view)
-        .collect();
-    Ok(Json(List { data }))
+    crate::services::organizations::stages(&s, org)
+        .await
+        .map(Json)
 }

@@ -7,13 +7,11 @@ use wm_types::admin::CreateUser;
 use wm_types::lookups::{List, User};
 
 use super::OperatorOrg;
-use crate::db;
 use crate::error::ApiResult;
 use crate::extract::{NoQuery, ValidatedJson};
 use crate::reply::{Created, Json};
 use crate::services::organizations as svc;
 use crate::state::AppState;
-use crate::views::user_view;
 
 /// The user routes.
 pub fn router() -> Router<AppState> {
@@ -34,10 +32,7 @@ async fn list(
     _: NoQuery,
     OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<List<User>>> {
-    let data = db::lookups::users(&s.db.conn, org)
-        .await?
-        .into_iter()
-        .map(user_view)
-        .collect();
-    Ok(Json(List { data }))
+    crate::services::organizations::users(&s, org)
+        .await
+        .map(Json)
 }

@@ -5,12 +5,10 @@ use aide::axum::routing::get_with;
 use axum::extract::State;
 use wm_types::lookups::{LifecycleStage, List};
 
-use crate::db;
 use crate::error::ApiResult;
 use crate::extract::{Authed, ContactsRead, NoQuery};
 use crate::reply::Json;
 use crate::state::AppState;
-use crate::views::stage_view;
 
 /// The stage routes.
 pub fn router() -> ApiRouter<AppState> {
@@ -25,10 +23,7 @@ async fn list(
     auth: Authed<ContactsRead>,
     _: NoQuery,
 ) -> ApiResult<Json<List<LifecycleStage>>> {
-    let data = db::lookups::stages(&s.db.conn, auth.org_id)
-        .await?
-        .into_iter()
-        .map(stage_view)
-        .collect();
-    Ok(Json(List { data }))
+    crate::services::organizations::stages(&s, auth.org_id)
+        .await
+        .map(Json)
 }

@@ -5,12 +5,10 @@ use aide::axum::routing::get_with;
 use axum::extract::State;
 use wm_types::lookups::{List, User};
 
-use crate::db;
 use crate::error::ApiResult;
 use crate::extract::{Authed, ContactsRead, NoQuery};
 use crate::reply::Json;
 use crate::state::AppState;
-use crate::views::user_view;
 
 /// The user routes.
 pub fn router() -> ApiRouter<AppState> {
@@ -25,10 +23,7 @@ async fn list(
     auth: Authed<ContactsRead>,
     _: NoQuery,
 ) -> ApiResult<Json<List<User>>> {
-    let data = db::lookups::users(&s.db.conn, auth.org_id)
-        .await?
-        .into_iter()
-        .map(user_view)
-        .collect();
-    Ok(Json(List { data }))
+    crate::services::organizations::users(&s, auth.org_id)
+        .await
+        .map(Json)
 }

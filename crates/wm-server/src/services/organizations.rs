@@ -11,7 +11,7 @@ use wm_types::admin::{
     CreateUser, Organization,
 };
 use wm_types::enums::{ChannelType, StageCategory};
-use wm_types::lookups::{LifecycleStage, User};
+use wm_types::lookups::{LifecycleStage, List, User};
 
 use crate::auth::{generate_key, hash_key, scopes_to_db};
 use crate::db::entities::{api_key, channel, lifecycle_stage, organization, user};
@@ -259,4 +259,20 @@ pub async fn create_user(state: &AppState, org: Uuid, body: CreateUser) -> ApiRe
     txn.commit().await?;
     crate::changes::publish(state, crate::changes::Change::Org(org)).await;
     Ok(user_view(user))
+}
+
+/// The organisation's lifecycle stages in order: the API's list and the operator's.
+pub async fn stages(state: &AppState, org: Uuid) -> ApiResult<List<LifecycleStage>> {
+    let rows = crate::db::lookups::stages(&state.db.conn, org).await?;
+    Ok(List {
+        data: rows.into_iter().map(stage_view).collect(),
+    })
+}
+
+/// The organisation's users: the API's list and the operator's.
+pub async fn users(state: &AppState, org: Uuid) -> ApiResult<List<User>> {
+    let rows = crate::db::lookups::users(&state.db.conn, org).await?;
+    Ok(List {
+        data: rows.into_iter().map(user_view).collect(),
+    })
 }

@@ -7,7 +7,7 @@ use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::{Value, json};
 use wm_server::db::entities::simulated_send;
 
-use crate::kit::{balance, campaign_to, contacts, setup, top_up};
+use crate::kit::{balance, campaign_to, contacts, recipients, setup, top_up};
 use crate::support::{Org, TestApp, ledger};
 
 const OPTED_OUT: &str = "The contact opted out of messaging";
@@ -281,15 +281,8 @@ async fn a_resume_re_checks_the_batch_it_charges() {
         .ok(200);
     assert_eq!(c["status"], "PAUSED");
     // While paused, two of the ten still waiting stop being messageable.
-    let pending = org
-        .get(&format!(
-            "/campaigns/{id}/recipients?filter=pending&pageSize=100"
-        ))
+    let waiting: Vec<String> = recipients(&org, &id, "filter=pending")
         .await
-        .ok(200);
-    let waiting: Vec<String> = pending["data"]
-        .as_array()
-        .unwrap()
         .iter()
         .map(|r| r["contact"]["id"].as_str().unwrap().to_owned())
         .collect();

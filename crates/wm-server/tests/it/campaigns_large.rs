@@ -9,7 +9,7 @@ use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::{Value, json};
 use wm_server::db::entities::simulated_send;
 
-use crate::kit::{balance, campaign_to, contacts, setup, top_up};
+use crate::kit::{balance, campaign_to, contacts, recipients, setup, top_up};
 use crate::support::{Org, TestApp, ledger};
 
 const STEP: u64 = 10;
@@ -222,13 +222,8 @@ async fn an_allowance_covers_the_first_recipients_of_a_large_utility_batch() {
     let s = setup(&org).await;
     let ids = contacts(&org, 35, "t").await;
     let id = campaign_to(&org, &s, &s.utility, &ids).await;
-    let listed = org
-        .get(&format!("/campaigns/{id}/recipients?pageSize=100"))
+    let order: Vec<String> = recipients(&org, &id, "")
         .await
-        .ok(200);
-    let order: Vec<String> = listed["data"]
-        .as_array()
-        .unwrap()
         .iter()
         .map(|r| r["contact"]["id"].as_str().unwrap().to_owned())
         .collect();
@@ -258,13 +253,8 @@ async fn an_allowance_covers_the_first_recipients_of_a_large_utility_batch() {
     assert!(close(balance(&org).await, 100.0 - 19.0 * price));
     let c = run_to_completion(&app, &org, &id, 10).await;
     assert_eq!(c["stats"]["delivered"], 34);
-    let r = org
-        .get(&format!("/campaigns/{id}/recipients?pageSize=100"))
+    let covered: Vec<bool> = recipients(&org, &id, "")
         .await
-        .ok(200);
-    let covered: Vec<bool> = r["data"]
-        .as_array()
-        .unwrap()
         .iter()
         .map(|x| x["coveredByAllowance"] == true)
         .collect();

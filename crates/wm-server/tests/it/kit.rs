@@ -119,3 +119,12 @@ pub(crate) async fn campaign_to(
     .ok(200);
     id
 }
+
+/// A campaign's recipients listed with `query` (say `filter=pending`), one page of 100.
+pub(crate) async fn recipients(org: &Org<'_>, id: &str, query: &str) -> Vec<Value> {
+    let page = org
+        .get(&format!("/campaigns/{id}/recipients?pageSize=100&{query}"))
+        .await
+        .ok(200);
+    page["data"].as_array().cloned().unwrap_or_default()
+}
