@@ -312,18 +312,10 @@ fn recipients_of(
             status: Set(RecipientStatus::Pending),
             cost_micros: Set(0),
             covered_by_allowance: Set(false),
-            queued_at: Set(None),
-            provider_message_id: Set(None),
-            sent_at: Set(None),
-            delivered_at: Set(None),
-            read_at: Set(None),
-            replied_at: Set(None),
-            failed_at: Set(None),
-            error_message: Set(None),
             created_at: Set(now),
-            attempt_at: Set(None),
-            retry_at: Set(None),
-            retries: Set(0),
+            // Null or defaulted until the recipient is charged and sent: left out of the
+            // insert, which halves what a million-recipient audience binds.
+            ..Default::default()
         });
     }
     rows
