@@ -149,7 +149,7 @@ async fn main() -> anyhow::Result<()> {
             primary_email: Set(None),
             company: Set(None),
             country: Set(None),
-            source: Set("IMPORT".into()),
+            source: Set(wm_types::enums::ContactSource::Import),
             lifecycle_stage_id: Set(None),
             owner_id: Set(None),
             opted_out: Set(false),
