@@ -36,6 +36,10 @@ pub struct Settings {
     /// Recipients per step of a campaign batch too large for one transaction: read per
     /// step when priced, queued per step after the charge (`services::charges`).
     pub charge_step: u64,
+    /// Contacts read, and recipients written, per step of `POST /campaigns/{id}/recipients`:
+    /// each step is one short write transaction, so a million contacts neither sit in
+    /// memory nor hold the writer.
+    pub audience_step: u64,
 }
 
 /// WhatsApp Cloud API settings (`WM_WHATSAPP_*`).
@@ -86,6 +90,7 @@ impl Settings {
             reconcile_after: std::time::Duration::from_secs(15 * 60),
             whatsapp: WhatsAppSettings::default(),
             charge_step: 2_000,
+            audience_step: 5_000,
         }
     }
 }

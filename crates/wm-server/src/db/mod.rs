@@ -55,6 +55,19 @@ pub fn count_if(c: sea_orm::Condition) -> sea_orm::sea_query::SimpleExpr {
     Func::coalesce([SimpleExpr::from(Func::sum(case)), Expr::val(0)]).into()
 }
 
+/// `(at, id) > (cursor)`: a keyset cursor over (creation time, id) as a row comparison,
+/// which both databases seek an index to. PostgreSQL cannot seek the same condition written
+/// `at > a OR (at = a AND id > b)`: it reads every row before the cursor, so a walk over a
+/// million rows costs the square of its steps (0.2 s a step half way).
+pub fn after_key(
+    at: sea_orm::sea_query::Expr,
+    id: sea_orm::sea_query::Expr,
+    cursor: (i64, uuid::Uuid),
+) -> sea_orm::sea_query::Expr {
+    use sea_orm::sea_query::{Expr, ExprTrait};
+    Expr::tuple([at, id]).gt(Expr::tuple([Expr::val(cursor.0), Expr::val(cursor.1)]))
+}
+
 /// The row offset of a 1-based page. It saturates and stays within `i64` (both databases
 /// take a signed 64-bit offset), so no page number can overflow the arithmetic or the
 /// query builder; the validator bounds `page` long before that.

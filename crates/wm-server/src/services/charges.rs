@@ -22,8 +22,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, FromQueryResult, QueryFilter,
-    QueryOrder, QuerySelect,
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
+    QuerySelect,
 };
 use uuid::Uuid;
 use wm_core::messaging::messageable;
@@ -74,17 +74,12 @@ async fn unqueued(
         .filter(recipient::Column::CampaignId.eq(campaign))
         .filter(recipient::Column::Status.eq(RecipientStatus::Pending))
         .filter(recipient::Column::QueuedAt.is_null());
-    if let Some((at, id)) = after {
-        // A row comparison, so both databases seek the index to the cursor instead of
-        // reading past the recipients before it.
-        let key = |a: Expr, b: Expr| Expr::tuple([a, b]);
-        q = q.filter(
-            key(
-                Expr::col(recipient::Column::CreatedAt),
-                Expr::col(recipient::Column::Id),
-            )
-            .gt(key(Expr::val(at), Expr::val(id))),
-        );
+    if let Some(cursor) = after {
+        q = q.filter(crate::db::after_key(
+            Expr::col(recipient::Column::CreatedAt),
+            Expr::col(recipient::Column::Id),
+            cursor,
+        ));
     }
     q.order_by_asc(recipient::Column::CreatedAt)
         .order_by_asc(recipient::Column::Id)

@@ -9,7 +9,7 @@ use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::{Value, json};
 use wm_server::db::entities::simulated_send;
 
-use crate::kit::{balance, campaign_to, contacts, recipients, setup, top_up};
+use crate::kit::{balance, campaign, campaign_to, contacts, recipients, setup, top_up};
 use crate::support::{Org, TestApp, ledger};
 
 const STEP: u64 = 10;
@@ -263,4 +263,72 @@ async fn an_allowance_covers_the_first_recipients_of_a_large_utility_batch() {
     let w = org.get("/wallet").await.ok(200);
     assert_eq!(w["includedUtilityRemaining"], 0);
     assert!(close(balance(&org).await, 100.0 - 19.0 * price));
+}
+
+/// An audience is read a step at a time (here 4 contacts) by a cursor on (creation time,
+/// id): contacts created in the same millisecond, and steps that end inside such a group,
+/// are each added once, from every kind of source.
+#[tokio::test]
+async fn an_audience_read_in_steps_adds_each_contact_once() {
+    let app = TestApp::with_settings(|s| s.audience_step = 4).await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let mut tagged = Vec::new();
+    // Two groups of contacts sharing a creation time, and one contact left out.
+    for i in 0..13 {
+        if i == 7 {
+            app.clock.advance(Duration::seconds(1));
+        }
+        let c = org
+            .contact(
+                json!({"fullName": format!("Ana {i}"), "primaryPhone": format!("+52155120{i:05}"),
+                            "consent": {"given": true}, "tags": ["t"]}),
+            )
+            .await;
+        tagged.push(c["id"].as_str().unwrap().to_owned());
+    }
+    org.contact(
+        json!({"fullName": "Not tagged", "primaryPhone": "+5215512099999",
+                       "consent": {"given": true}}),
+    )
+    .await;
+    tagged.sort();
+    let mut with_dup = tagged.clone();
+    with_dup.push(tagged[5].clone());
+
+    for (audience, expected) in [
+        (json!({"tag": "t"}), 13),
+        (json!({"all": true}), 14),
+        (json!({"contactIds": with_dup}), 13),
+    ] {
+        let id = campaign(&org, &s, &s.plain).await;
+        let added = org
+            .post(&format!("/campaigns/{id}/recipients"), audience.clone())
+            .await
+            .ok(200);
+        assert_eq!(added["total"], expected, "{audience}");
+        assert_eq!(added["eligible"], expected, "{audience}");
+        assert_eq!(added["added"], expected, "{audience}");
+        assert_eq!(added["alreadyIn"], 0, "{audience}");
+        assert_eq!(added["totalRecipients"], expected, "{audience}");
+        let mut listed: Vec<String> = recipients(&org, &id, "")
+            .await
+            .iter()
+            .map(|r| r["contact"]["id"].as_str().unwrap().to_owned())
+            .collect();
+        listed.sort();
+        listed.dedup();
+        assert_eq!(listed.len(), expected, "{audience}");
+        if expected == 13 {
+            assert_eq!(listed, tagged, "{audience}");
+        }
+        // Again: everyone is already in.
+        let again = org
+            .post(&format!("/campaigns/{id}/recipients"), audience.clone())
+            .await
+            .ok(200);
+        assert_eq!(again["added"], 0, "{audience}");
+        assert_eq!(again["alreadyIn"], expected, "{audience}");
+        assert_eq!(again["totalRecipients"], expected, "{audience}");
+    }
 }

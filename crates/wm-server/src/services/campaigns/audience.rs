@@ -3,8 +3,8 @@
 use crate::db::Unique;
 use sea_orm::sea_query::{Alias, Expr, Query};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait,
-    FromQueryResult, Order, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, FromQueryResult,
+    Order, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
 use wm_core::campaigns::{self as rules, AudienceSource, CampaignError};
@@ -87,17 +87,14 @@ pub(super) struct AudienceRow {
     created_at: i64,
 }
 
-/// Contacts read, and recipients written, per step of an audience: each step is one short
-/// write transaction, so a million contacts neither sit in memory nor hold the writer.
-const STEP: u64 = 5_000;
-
-/// The audience source's next `STEP` contacts after `after` (creation time, id), in that
+/// The audience source's next `step` contacts after `after` (creation time, id), in that
 /// order, read through the source's own index.
 async fn source_step(
     conn: &impl ConnectionTrait,
     org: Uuid,
     source: &AudienceSource,
     after: Option<(i64, Uuid)>,
+    step: u64,
 ) -> Result<Vec<AudienceRow>, DbErr> {
     let c = |col: contact::Column| Expr::col((contact::Entity, col));
     let mut q = Query::select();
@@ -113,7 +110,7 @@ async fn source_step(
         )
         .expr_as(c(contact::Column::CreatedAt), Alias::new("created_at"))
         .from(contact::Entity)
-        .limit(STEP);
+        .limit(step);
     // The columns the order and the position are read from: the tag rows' copy for a tag.
     let (at, id) = match source {
         AudienceSource::Tag(tag) => {
@@ -139,12 +136,8 @@ async fn source_step(
             (c(contact::Column::CreatedAt), c(contact::Column::Id))
         }
     };
-    if let Some((a, b)) = after {
-        q.cond_where(
-            Condition::any()
-                .add(at.clone().gt(a))
-                .add(Condition::all().add(at.clone().eq(a)).add(id.clone().gt(b))),
-        );
+    if let Some(cursor) = after {
+        q.and_where(crate::db::after_key(at.clone(), id.clone(), cursor));
     }
     q.order_by_expr(at, Order::Asc)
         .order_by_expr(id, Order::Asc);
@@ -193,10 +186,12 @@ pub async fn add_audience(
         _ => None,
     };
     let mut after = None;
+    let step = Ord::max(state.settings.audience_step, 1);
     loop {
-        let step: Vec<AudienceRow> = match explicit.as_mut() {
+        let found: Vec<AudienceRow> = match explicit.as_mut() {
             Some(ids) => {
-                let chunk: Vec<Uuid> = ids.drain(..ids.len().min(1000)).collect();
+                let n = usize::try_from(Ord::min(step, 1000)).unwrap_or(1000);
+                let chunk: Vec<Uuid> = ids.drain(..ids.len().min(n)).collect();
                 if chunk.is_empty() {
                     break;
                 }
@@ -214,16 +209,16 @@ pub async fn add_audience(
                     .await?
             }
             None => {
-                let step = source_step(conn, org, &source, after).await?;
-                match step.last() {
+                let rows = source_step(conn, org, &source, after, step).await?;
+                match rows.last() {
                     Some(last) => after = Some((last.created_at, last.id)),
                     None => break,
                 }
-                step
+                rows
             }
         };
-        result.total += step.len() as u64;
-        let rows = recipients_of(&mut result, step, &card, c.id, org, state.now_ms());
+        result.total += found.len() as u64;
+        let rows = recipients_of(&mut result, found, &card, c.id, org, state.now_ms());
         result.eligible += rows.len() as u64;
         let txn = state.db.write().await?;
         // Still a draft or scheduled, and its audience revision moves (which also locks
