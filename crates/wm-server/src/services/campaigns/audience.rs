@@ -146,6 +146,96 @@ async fn source_step(
         .await
 }
 
+/// Where an audience's reading has got to.
+enum Cursor {
+    /// The listed contacts not read yet (sorted, without repeats).
+    Listed(Vec<Uuid>),
+    /// The source's (creation time, id) last read.
+    After(Option<(i64, Uuid)>),
+}
+
+/// The audience's next step of contacts, moving the cursor past them; `None` once read whole.
+async fn read_step(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    source: &AudienceSource,
+    cursor: &mut Cursor,
+    step: u64,
+) -> Result<Option<Vec<AudienceRow>>, DbErr> {
+    match cursor {
+        Cursor::Listed(ids) => {
+            let n = usize::try_from(Ord::min(step, 1000)).unwrap_or(1000);
+            let chunk: Vec<Uuid> = ids.drain(..ids.len().min(n)).collect();
+            if chunk.is_empty() {
+                return Ok(None);
+            }
+            let rows = contact::Entity::find()
+                .select_only()
+                .column(contact::Column::Id)
+                .column(contact::Column::PrimaryPhone)
+                .column(contact::Column::OptedOut)
+                .column(contact::Column::ConsentGiven)
+                .column(contact::Column::CreatedAt)
+                .filter(contact::Column::OrganizationId.eq(org))
+                .filter(contact::Column::Id.is_in(chunk))
+                .into_model::<AudienceRow>()
+                .all(conn)
+                .await?;
+            Ok(Some(rows))
+        }
+        Cursor::After(after) => {
+            let rows = source_step(conn, org, source, *after, step).await?;
+            match rows.last() {
+                Some(last) => *after = Some((last.created_at, last.id)),
+                None => return Ok(None),
+            }
+            Ok(Some(rows))
+        }
+    }
+}
+
+/// Writes one step's recipients in its own transaction, if the campaign still takes an
+/// audience: how many were new to it.
+async fn write_step(
+    state: &AppState,
+    campaign_id: Uuid,
+    rows: Vec<recipient::ActiveModel>,
+) -> ApiResult<u64> {
+    let txn = state.db.write().await?;
+    // Still a draft or scheduled, and its audience revision moves (which also locks the row
+    // on PostgreSQL until this step commits): a send priced before this step sees the
+    // audience changed.
+    let open = campaign::Entity::update_many()
+        .col_expr(
+            campaign::Column::AudienceRev,
+            Expr::col(campaign::Column::AudienceRev).add(1),
+        )
+        .filter(campaign::Column::Id.eq(campaign_id))
+        .filter(campaign::Column::Status.is_in([CampaignStatus::Draft, CampaignStatus::Scheduled]))
+        .exec(&*txn)
+        .await?;
+    if open.rows_affected == 0 {
+        return Err(campaign_error(CampaignError::InvalidState));
+    }
+    let mut added = 0;
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
+        // Rows already in the audience are skipped by the unique index.
+        let inserted = recipient::Entity::insert_many(rows.by_ref().take(1000))
+            .on_conflict_do_nothing_on([
+                recipient::Column::CampaignId,
+                recipient::Column::ContactId,
+            ])
+            .exec_without_returning(&*txn)
+            .await?;
+        if let sea_orm::TryInsertResult::Inserted(n) = inserted {
+            added += n;
+        }
+    }
+    txn.commit().await?;
+    Ok(added)
+}
+
 /// `POST /campaigns/{id}/recipients`: adds the eligible contacts of one source (consent
 /// given, not opted out, with a phone); unpriceable ones are added and will fail uncharged.
 ///
@@ -176,82 +266,28 @@ pub async fn add_audience(
         None => RateCard::shipped().clone(),
     };
     let mut result = AudienceResult::default();
-    let mut explicit = match &source {
+    let mut cursor = match &source {
         AudienceSource::Contacts(ids) => {
             let mut ids = ids.clone();
             ids.sort_unstable();
             ids.dedup();
-            Some(ids)
+            Cursor::Listed(ids)
         }
-        _ => None,
+        _ => Cursor::After(None),
     };
-    let mut after = None;
     let step = Ord::max(state.settings.audience_step, 1);
-    loop {
-        let found: Vec<AudienceRow> = match explicit.as_mut() {
-            Some(ids) => {
-                let n = usize::try_from(Ord::min(step, 1000)).unwrap_or(1000);
-                let chunk: Vec<Uuid> = ids.drain(..ids.len().min(n)).collect();
-                if chunk.is_empty() {
-                    break;
-                }
-                contact::Entity::find()
-                    .select_only()
-                    .column(contact::Column::Id)
-                    .column(contact::Column::PrimaryPhone)
-                    .column(contact::Column::OptedOut)
-                    .column(contact::Column::ConsentGiven)
-                    .column(contact::Column::CreatedAt)
-                    .filter(contact::Column::OrganizationId.eq(org))
-                    .filter(contact::Column::Id.is_in(chunk))
-                    .into_model::<AudienceRow>()
-                    .all(conn)
-                    .await?
-            }
-            None => {
-                let rows = source_step(conn, org, &source, after, step).await?;
-                match rows.last() {
-                    Some(last) => after = Some((last.created_at, last.id)),
-                    None => break,
-                }
-                rows
-            }
-        };
-        result.total += found.len() as u64;
-        let rows = recipients_of(&mut result, found, &card, c.id, org, state.now_ms());
+    let mut found = read_step(conn, org, &source, &mut cursor, step).await?;
+    while let Some(contacts) = found {
+        result.total += contacts.len() as u64;
+        let rows = recipients_of(&mut result, contacts, &card, c.id, org, state.now_ms());
         result.eligible += rows.len() as u64;
-        let txn = state.db.write().await?;
-        // Still a draft or scheduled, and its audience revision moves (which also locks
-        // the row on PostgreSQL until this step commits): a send priced before this step
-        // sees the audience changed.
-        let open = campaign::Entity::update_many()
-            .col_expr(
-                campaign::Column::AudienceRev,
-                Expr::col(campaign::Column::AudienceRev).add(1),
-            )
-            .filter(campaign::Column::Id.eq(id))
-            .filter(
-                campaign::Column::Status.is_in([CampaignStatus::Draft, CampaignStatus::Scheduled]),
-            )
-            .exec(&*txn)
-            .await?;
-        if open.rows_affected == 0 {
-            return Err(campaign_error(CampaignError::InvalidState));
-        }
-        for chunk in rows.chunks(1000) {
-            // Rows already in the audience are skipped by the unique index.
-            let inserted = recipient::Entity::insert_many(chunk.to_vec())
-                .on_conflict_do_nothing_on([
-                    recipient::Column::CampaignId,
-                    recipient::Column::ContactId,
-                ])
-                .exec_without_returning(&*txn)
-                .await?;
-            if let sea_orm::TryInsertResult::Inserted(n) = inserted {
-                result.added += n;
-            }
-        }
-        txn.commit().await?;
+        // The next step is read while this one is written (on another connection): the
+        // two no longer wait on each other, and neither touches what the other does.
+        let (added, next) = tokio::try_join!(write_step(state, id, rows), async {
+            Ok(read_step(conn, org, &source, &mut cursor, step).await?)
+        })?;
+        result.added += added;
+        found = next;
     }
     result.total_recipients = recipient::Entity::find()
         .filter(recipient::Column::CampaignId.eq(id))
