@@ -159,10 +159,7 @@ async fn send_now_charges_sends_refunds_and_completes() {
     org.post(&format!("/campaigns/{id}/recipients"), json!({"tag": "t"}))
         .await
         .ok(200);
-    let preview = org
-        .get(&format!("/campaigns/{id}/preview-cost"))
-        .await
-        .ok(200);
+    let preview = org.preview_cost(&id).await;
     assert_eq!(preview["recipientCount"], 5);
     assert_eq!(preview["priceableCount"], 4);
     assert_eq!(preview["unpriceableCount"], 1);
@@ -372,10 +369,7 @@ async fn staggered_batches_pause_for_balance_and_resume_after_a_top_up() {
     let s = setup(&org).await;
     let ids = contacts(&org, 25, "t").await;
     let id = campaign_to(&org, &s, &s.plain, &ids).await;
-    let price = org
-        .get(&format!("/campaigns/{id}/preview-cost"))
-        .await
-        .ok(200)["byMarket"][0]["totalCost"]
+    let price = org.preview_cost(&id).await["byMarket"][0]["totalCost"]
         .as_f64()
         .unwrap();
     org.post(

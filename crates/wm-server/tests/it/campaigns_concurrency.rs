@@ -49,10 +49,7 @@ async fn concurrent_sends_never_take_the_wallet_below_zero() {
         let id = campaign_to(&org, &s, &s.plain, &ids).await;
         campaigns.push(id);
     }
-    let cost = org
-        .get(&format!("/campaigns/{}/preview-cost", campaigns[0]))
-        .await
-        .ok(200)["estimatedTotal"]
+    let cost = org.preview_cost(&campaigns[0]).await["estimatedTotal"]
         .as_f64()
         .unwrap();
     top_up(&org, cost * 2.5).await;
@@ -114,10 +111,7 @@ async fn a_restart_mid_send_sends_and_charges_each_recipient_exactly_once() {
     let s = setup(&org).await;
     let ids = contacts(&org, 30, "t").await;
     let id = campaign_to(&org, &s, &s.plain, &ids).await;
-    let cost = org
-        .get(&format!("/campaigns/{id}/preview-cost"))
-        .await
-        .ok(200)["estimatedTotal"]
+    let cost = org.preview_cost(&id).await["estimatedTotal"]
         .as_f64()
         .unwrap();
     top_up(&org, 20.0).await;

@@ -60,10 +60,7 @@ async fn opted_out_or_unconsenting_after_the_audience_is_neither_charged_nor_sen
     )
     .await
     .ok(200);
-    let preview = org
-        .get(&format!("/campaigns/{id}/preview-cost"))
-        .await
-        .ok(200);
+    let preview = org.preview_cost(&id).await;
     assert!((preview["estimatedTotal"].as_f64().unwrap() - price).abs() < 1e-9);
 
     org.post(&format!("/campaigns/{id}/send"), json!({}))

@@ -54,10 +54,7 @@ async fn a_large_batch_is_charged_once_and_each_recipient_sent_once() {
     org.patch(&format!("/contacts/{}", ids[0]), json!({"optedOut": true}))
         .await
         .ok(200);
-    let preview = org
-        .get(&format!("/campaigns/{id}/preview-cost"))
-        .await
-        .ok(200);
+    let preview = org.preview_cost(&id).await;
     assert_eq!(preview["recipientCount"], 35);
     assert!(close(
         preview["estimatedTotal"].as_f64().unwrap(),
@@ -140,10 +137,7 @@ async fn a_contact_messageable_again_by_its_step_is_charged_then() {
         .await;
     ids.push(spain["id"].as_str().unwrap().to_owned());
     let id = campaign_to(&org, &s, &s.plain, &ids).await;
-    let preview = org
-        .get(&format!("/campaigns/{id}/preview-cost"))
-        .await
-        .ok(200);
+    let preview = org.preview_cost(&id).await;
     let markets = preview["byMarket"].as_array().unwrap();
     assert_eq!(markets.len(), 2, "{markets:?}");
     let mexico = markets.iter().find(|m| m["recipientCount"] == 15).unwrap();
@@ -234,10 +228,7 @@ async fn an_allowance_covers_the_first_recipients_of_a_large_utility_batch() {
     )
     .await
     .ok(200);
-    let preview = org
-        .get(&format!("/campaigns/{id}/preview-cost"))
-        .await
-        .ok(200);
+    let preview = org.preview_cost(&id).await;
     let price = preview["byMarket"][0]["totalCost"].as_f64().unwrap();
     assert_eq!(preview["recipientCount"], 35, "every step read once");
     assert_eq!(preview["includedUtilityRemaining"], 15);

@@ -14,10 +14,7 @@ async fn an_organisation_can_override_the_rate_card() {
     let s = setup(&org).await;
     let ids = contacts(&org, 2, "t").await;
     let id = campaign_to(&org, &s, &s.plain, &ids).await;
-    let shipped = org
-        .get(&format!("/campaigns/{id}/preview-cost"))
-        .await
-        .ok(200)["byMarket"][0]["totalCost"]
+    let shipped = org.preview_cost(&id).await["byMarket"][0]["totalCost"]
         .as_f64()
         .unwrap();
     let body = json!({"markets": [{"market": "MX", "label": "Mexico (contract)", "marketing": 0.01, "utility": 0.002,
@@ -26,10 +23,7 @@ async fn an_organisation_can_override_the_rate_card() {
         .await
         .ok(200);
     assert_eq!(org.admin(Method::GET, "/rates", None).await.ok(200), body);
-    let p = org
-        .get(&format!("/campaigns/{id}/preview-cost"))
-        .await
-        .ok(200);
+    let p = org.preview_cost(&id).await;
     assert_eq!(p["byMarket"][0]["label"], "Mexico (contract)");
     assert_eq!(p["byMarket"][0]["totalCost"], 0.01);
     assert_eq!(p["byMarket"][0]["rateEffectiveFrom"], "2026-11-01");
@@ -49,10 +43,7 @@ async fn an_organisation_can_override_the_rate_card() {
         .await
         .ok(200);
     let id2 = campaign_to(&org, &s, &s.plain, &ids_of(&org).await).await;
-    let back = org
-        .get(&format!("/campaigns/{id2}/preview-cost"))
-        .await
-        .ok(200)["byMarket"][0]["totalCost"]
+    let back = org.preview_cost(&id2).await["byMarket"][0]["totalCost"]
         .as_f64()
         .unwrap();
     assert_eq!(back, shipped);
@@ -75,10 +66,7 @@ async fn the_monthly_utility_allowance_is_used_first() {
         2
     );
     let id = campaign_to(&org, &s, &s.utility, &ids).await;
-    let p = org
-        .get(&format!("/campaigns/{id}/preview-cost"))
-        .await
-        .ok(200);
+    let p = org.preview_cost(&id).await;
     assert_eq!(p["includedUtilityRemaining"], 2);
     let price = p["byMarket"][0]["totalCost"].as_f64().unwrap();
     assert!(

@@ -14,10 +14,7 @@ async fn receipts_replies_duplicate_and_the_list() {
     let s = setup(&org).await;
     let ids = contacts(&org, 3, "t").await;
     let id = campaign_to(&org, &s, &s.utility, &ids).await;
-    let p = org
-        .get(&format!("/campaigns/{id}/preview-cost"))
-        .await
-        .ok(200);
+    let p = org.preview_cost(&id).await;
     assert_eq!(p["includedUtilityRemaining"], 0);
     top_up(&org, 5.0).await;
     org.post(&format!("/campaigns/{id}/send"), json!({}))

@@ -51,13 +51,8 @@ async fn a_campaign_sent_through_the_server_completes_and_its_webhook_arrives() 
         .unwrap()
         .to_owned();
     // The server, with its workers.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(wm_server::run(app.state.clone(), listener, async move {
-        stopped.await.ok();
-    }));
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    let served = app.serve().await;
+    let base = served.base.clone();
     let http = reqwest::Client::new();
     let call = |method: Method, path: &str, body: Value| {
         http.request(method, format!("{base}{path}"))
@@ -156,8 +151,7 @@ async fn a_campaign_sent_through_the_server_completes_and_its_webhook_arrives() 
     assert_eq!(event["event"], "campaign.finished");
     assert_eq!(event["data"]["campaignId"], id.as_str());
     assert_eq!(event["data"]["sent"], 3);
-    stop.send(()).unwrap();
-    server.await.unwrap().unwrap();
+    served.shut_down().await;
 }
 
 /// Replicas starting together on an empty database all start: the migrations run once,

@@ -111,6 +111,27 @@ async fn fresh_database() -> (Db, Option<Arc<PgDatabase>>) {
     }
 }
 
+/// A [`TestApp`] served over TCP ([`TestApp::serve`]).
+pub struct Served {
+    /// `http://127.0.0.1:{port}/api/v1`.
+    pub base: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl Served {
+    /// Begins the shutdown, without waiting for it.
+    pub fn begin_shutdown(self) -> tokio::task::JoinHandle<anyhow::Result<()>> {
+        self.stop.send(()).unwrap();
+        self.server
+    }
+
+    /// Shuts the server down and waits until it stopped cleanly.
+    pub async fn shut_down(self) {
+        self.begin_shutdown().await.unwrap().unwrap();
+    }
+}
+
 impl TestApp {
     pub async fn new() -> TestApp {
         Self::with_limit(600).await
@@ -213,6 +234,18 @@ impl TestApp {
             clock: self.clock.clone(),
             pg: self.pg.clone(),
         }
+    }
+
+    /// This app served over TCP by `wm_server::run`, workers included, on a free port.
+    pub async fn serve(&self) -> Served {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(wm_server::run(self.state.clone(), listener, async move {
+            stopped.await.ok();
+        }));
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Served { base, stop, server }
     }
 
     /// Whether the tests run on PostgreSQL (where replicas share the database).
@@ -467,11 +500,16 @@ pub fn ledger(wallet: &Value, kind: &str) -> Vec<f64> {
 impl Org<'_> {
     /// The price of one message of a campaign (its first market in the cost preview).
     pub async fn price_of_one(&self, campaign: &str) -> f64 {
-        self.get(&format!("/campaigns/{campaign}/preview-cost"))
-            .await
-            .ok(200)["byMarket"][0]["totalCost"]
+        self.preview_cost(campaign).await["byMarket"][0]["totalCost"]
             .as_f64()
             .expect("a priced market")
+    }
+
+    /// `GET /campaigns/{campaign}/preview-cost`, answered 200.
+    pub async fn preview_cost(&self, campaign: &str) -> Value {
+        self.get(&format!("/campaigns/{campaign}/preview-cost"))
+            .await
+            .ok(200)
     }
 }
 

@@ -83,13 +83,8 @@ async fn a_closed_database_fails_readiness_and_a_500_logs_its_cause_in_the_reque
 #[tokio::test]
 async fn readiness_answers_503_at_once_when_shutdown_begins() {
     let app = TestApp::with_settings(|s| s.limits.shutdown_delay = std::time::Duration::ZERO).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(wm_server::run(app.state.clone(), listener, async move {
-        stopped.await.ok();
-    }));
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    let served = app.serve().await;
+    let base = served.base.clone();
     let body: Value = reqwest::get(format!("{base}/health/ready"))
         .await
         .unwrap()
@@ -101,8 +96,7 @@ async fn readiness_answers_503_at_once_when_shutdown_begins() {
         assert_eq!(body["checks"]["workers"][w], "ok", "{body}");
     }
     assert!(!app.state.health.is_draining());
-    stop.send(()).unwrap();
-    server.await.unwrap().unwrap();
+    served.shut_down().await;
     assert!(app.state.health.is_draining());
     let r = ready(&app).await;
     assert_eq!(r.status, 503);
@@ -118,13 +112,8 @@ async fn during_the_shutdown_delay_the_replica_still_serves_with_readiness_at_50
         s.limits.shutdown_delay = std::time::Duration::from_secs(2);
     })
     .await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(wm_server::run(app.state.clone(), listener, async move {
-        stopped.await.ok();
-    }));
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    let served = app.serve().await;
+    let base = served.base.clone();
     let http = reqwest::Client::new();
     let status = |path: &'static str| {
         let (http, base) = (http.clone(), base.clone());
@@ -136,7 +125,7 @@ async fn during_the_shutdown_delay_the_replica_still_serves_with_readiness_at_50
         }
     };
     assert_eq!(status("/health/ready").await.unwrap(), 200);
-    stop.send(()).unwrap();
+    let server = served.begin_shutdown();
     // At once: readiness 503, so the balancer takes the replica out, while requests are
     // still answered (the listener stays open for the delay) and the workers have stopped.
     let mut seen = false;
