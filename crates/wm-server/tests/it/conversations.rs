@@ -7,6 +7,12 @@ use serde_json::{Value, json};
 
 use crate::support::{Org, TestApp};
 
+fn at(s: &str) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+}
+
 async fn inbound(org: &Org<'_>, channel: &str, external: &str, name: &str) -> Value {
     org.admin(
         Method::POST,
@@ -78,6 +84,9 @@ async fn inbound_messages_open_and_reuse_conversations() {
 #[tokio::test]
 async fn list_filters_tabs_and_summary() {
     let app = TestApp::new().await;
+    // Midday: the half hour the test waits must not cross into tomorrow, which would make
+    // today's conversations yesterday's (a CI run after 23:30 UTC failed so).
+    app.clock.set(at("2026-11-20T12:00:00Z"));
     let org = app.org().await;
     let other_user = org
         .admin(
@@ -229,11 +238,6 @@ async fn summary_days_follow_the_organisation_time_zone() {
         .as_str()
         .unwrap()
         .to_owned();
-    let at = |s: &str| {
-        chrono::DateTime::parse_from_rfc3339(s)
-            .unwrap()
-            .with_timezone(&chrono::Utc)
-    };
     let post = |ext: &'static str| {
         let app = &app;
         let org_id = org_id.clone();

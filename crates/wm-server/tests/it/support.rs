@@ -145,7 +145,7 @@ impl TestApp {
     /// test receivers listen there).
     pub async fn with_settings(f: impl FnOnce(&mut Settings)) -> TestApp {
         let (db, pg) = fresh_database().await;
-        let clock = Arc::new(ManualClock::new(Utc::now()));
+        let clock = Arc::new(ManualClock::new(clock_start()));
         let mut settings = Settings::new(ADMIN);
         settings.allow_insecure_webhooks = true;
         settings.provider_mps = 0;
@@ -165,7 +165,7 @@ impl TestApp {
     /// and [`WA_VERIFY`].
     pub async fn whatsapp(graph_url: &str, f: impl FnOnce(&mut Settings)) -> TestApp {
         let (db, pg) = fresh_database().await;
-        let clock = Arc::new(ManualClock::new(Utc::now()));
+        let clock = Arc::new(ManualClock::new(clock_start()));
         let mut settings = Settings::new(ADMIN);
         settings.allow_insecure_webhooks = true;
         settings.provider_mps = 0;
@@ -521,4 +521,18 @@ pub fn ids(list: &Value) -> Vec<String> {
         .iter()
         .map(|c| c["id"].as_str().expect("id").to_owned())
         .collect()
+}
+
+/// Where a test's clock starts: now, or `WM_TEST_CLOCK_START` (RFC 3339) to run the suite at
+/// a chosen instant, say a minute before midnight on 31 December, to find tests that only pass
+/// at some hours.
+fn clock_start() -> chrono::DateTime<Utc> {
+    std::env::var("WM_TEST_CLOCK_START").map_or_else(
+        |_| Utc::now(),
+        |s| {
+            chrono::DateTime::parse_from_rfc3339(&s)
+                .expect("WM_TEST_CLOCK_START is an RFC 3339 instant")
+                .with_timezone(&Utc)
+        },
+    )
 }
