@@ -40,6 +40,9 @@ pub struct Settings {
     /// each step is one short write transaction, so a million contacts neither sit in
     /// memory nor hold the writer.
     pub audience_step: u64,
+    /// Steps of an audience written at once on PostgreSQL, each in its own transaction and
+    /// backend (SQLite has one writer, so one).
+    pub audience_writes: usize,
 }
 
 /// WhatsApp Cloud API settings (`WM_WHATSAPP_*`).
@@ -91,6 +94,7 @@ impl Settings {
             whatsapp: WhatsAppSettings::default(),
             charge_step: 2_000,
             audience_step: 5_000,
+            audience_writes: 2,
         }
     }
 }

@@ -323,3 +323,51 @@ async fn an_audience_read_in_steps_adds_each_contact_once() {
         assert_eq!(again["totalRecipients"], expected, "{audience}");
     }
 }
+
+/// An audience added while its campaign is sent: each step of it is in the audience before
+/// the send commits or not at all, and whoever is in the audience then is charged and sent
+/// once, none failing unpaid (the send reads the campaign under lock, so no step commits
+/// between its pricing and its charge).
+#[tokio::test]
+async fn an_audience_added_during_a_send_is_charged_whole_or_not_at_all() {
+    let app = TestApp::with_settings(|s| {
+        s.charge_step = STEP;
+        s.audience_step = 4;
+    })
+    .await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 40, "t").await;
+    top_up(&org, 100.0).await;
+    let mut sent_before = 0;
+    // The send starts at once, then a little later, then later still: it lands before,
+    // between and after the audience's steps.
+    for wait in [0, 2, 6, 20] {
+        let id = campaign_to(&org, &s, &s.plain, &ids[..1]).await;
+        let price = org.price_of_one(&id).await;
+        let before = balance(&org).await;
+        let (audience, send) = (
+            format!("/campaigns/{id}/recipients"),
+            format!("/campaigns/{id}/send"),
+        );
+        let (added, sent) = tokio::join!(org.post(&audience, json!({"all": true})), async {
+            tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+            org.post(&send, json!({})).await
+        },);
+        assert_eq!(sent.ok(200)["status"], "SENDING");
+        let c = run_to_completion(&app, &org, &id, 20).await;
+        let n = c["stats"]["total"].as_u64().unwrap();
+        match added.status.as_u16() {
+            200 => assert_eq!(n, 40, "the whole audience went in before the send"),
+            _ => {
+                added.assert_error(400, None);
+                assert!((1..=40).contains(&n), "{n} recipients");
+            }
+        }
+        assert_eq!(c["stats"]["delivered"], n, "{c}");
+        assert_eq!(c["stats"]["failed"], 0, "{c}");
+        sent_before += n;
+        assert_eq!(platform_messages(&app).await, sent_before);
+        assert!(close(balance(&org).await, before - n as f64 * price));
+    }
+}

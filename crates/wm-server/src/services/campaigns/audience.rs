@@ -1,6 +1,7 @@
 //! A campaign's audience: adding recipients (ids, tags, search, all) and listing them.
 
 use crate::db::Unique;
+use futures::{StreamExt, TryStreamExt};
 use sea_orm::sea_query::{Alias, Expr, Query};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, FromQueryResult,
@@ -194,6 +195,30 @@ async fn read_step(
     }
 }
 
+/// An audience's source, read a step at a time.
+struct Reader<'a, C> {
+    conn: &'a C,
+    org: Uuid,
+    source: &'a AudienceSource,
+    cursor: Cursor,
+    step: u64,
+}
+
+impl<C: ConnectionTrait> Reader<'_, C> {
+    /// The next step of contacts and the reader past them; `None` once read whole.
+    async fn next(mut self) -> ApiResult<Option<(Vec<AudienceRow>, Self)>> {
+        let found = read_step(
+            self.conn,
+            self.org,
+            self.source,
+            &mut self.cursor,
+            self.step,
+        )
+        .await?;
+        Ok(found.map(|contacts| (contacts, self)))
+    }
+}
+
 /// Writes one step's recipients in its own transaction, if the campaign still takes an
 /// audience: how many were new to it.
 async fn write_step(
@@ -202,21 +227,6 @@ async fn write_step(
     rows: Vec<recipient::ActiveModel>,
 ) -> ApiResult<u64> {
     let txn = state.db.write().await?;
-    // Still a draft or scheduled, and its audience revision moves (which also locks the row
-    // on PostgreSQL until this step commits): a send priced before this step sees the
-    // audience changed.
-    let open = campaign::Entity::update_many()
-        .col_expr(
-            campaign::Column::AudienceRev,
-            Expr::col(campaign::Column::AudienceRev).add(1),
-        )
-        .filter(campaign::Column::Id.eq(campaign_id))
-        .filter(campaign::Column::Status.is_in([CampaignStatus::Draft, CampaignStatus::Scheduled]))
-        .exec(&*txn)
-        .await?;
-    if open.rows_affected == 0 {
-        return Err(campaign_error(CampaignError::InvalidState));
-    }
     let mut added = 0;
     let mut rows = rows.into_iter().peekable();
     while rows.peek().is_some() {
@@ -232,6 +242,23 @@ async fn write_step(
             added += n;
         }
     }
+    // Last, just before the commit: still a draft or scheduled, and its audience revision
+    // moves, so a send priced before this step sees the audience changed. On PostgreSQL the
+    // bump locks the campaign row until the commit; taken last, it is held for a moment,
+    // so steps write side by side, and a send that commits first makes this update find
+    // no row and the step roll back whole.
+    let open = campaign::Entity::update_many()
+        .col_expr(
+            campaign::Column::AudienceRev,
+            Expr::col(campaign::Column::AudienceRev).add(1),
+        )
+        .filter(campaign::Column::Id.eq(campaign_id))
+        .filter(campaign::Column::Status.is_in([CampaignStatus::Draft, CampaignStatus::Scheduled]))
+        .exec(&*txn)
+        .await?;
+    if open.rows_affected == 0 {
+        return Err(campaign_error(CampaignError::InvalidState));
+    }
     txn.commit().await?;
     Ok(added)
 }
@@ -240,8 +267,8 @@ async fn write_step(
 /// given, not opted out, with a phone); unpriceable ones are added and will fail uncharged.
 ///
 /// The source is read and written a step at a time, each step in its own transaction that
-/// first checks (and on PostgreSQL locks) the campaign is still a draft or scheduled, so a
-/// concurrent send either sees a step whole or stops the next one. A send that wins half
+/// last checks (and on PostgreSQL locks) the campaign is still a draft or scheduled, so a
+/// concurrent send either sees a step whole or makes it roll back. A send that wins half
 /// way leaves the steps before it in the audience, charged with the rest, and this call
 /// answers 400 (the campaign is no longer in a state that takes an audience).
 pub async fn add_audience(
@@ -266,7 +293,7 @@ pub async fn add_audience(
         None => RateCard::shipped().clone(),
     };
     let mut result = AudienceResult::default();
-    let mut cursor = match &source {
+    let cursor = match &source {
         AudienceSource::Contacts(ids) => {
             let mut ids = ids.clone();
             ids.sort_unstable();
@@ -276,19 +303,38 @@ pub async fn add_audience(
         _ => Cursor::After(None),
     };
     let step = Ord::max(state.settings.audience_step, 1);
-    let mut found = read_step(conn, org, &source, &mut cursor, step).await?;
-    while let Some(contacts) = found {
-        result.total += contacts.len() as u64;
-        let rows = recipients_of(&mut result, contacts, &card, c.id, org, state.now_ms());
-        result.eligible += rows.len() as u64;
-        // The next step is read while this one is written (on another connection): the
-        // two no longer wait on each other, and neither touches what the other does.
-        let (added, next) = tokio::try_join!(write_step(state, id, rows), async {
-            Ok(read_step(conn, org, &source, &mut cursor, step).await?)
-        })?;
-        result.added += added;
-        found = next;
-    }
+    // Steps are read in order (each read starts past the last) and written as they come, a
+    // read running beside the writes: one write at a time where the database has one
+    // writer, several on PostgreSQL, where each step's foreign-key checks and index
+    // inserts then use a backend of their own.
+    let writes = if state.db.single_writer() {
+        1
+    } else {
+        Ord::max(state.settings.audience_writes, 1)
+    };
+    let reader = Reader {
+        conn,
+        org,
+        source: &source,
+        cursor,
+        step,
+    };
+    // Boxed: the compiler cannot otherwise prove the handler's future `Send` through the
+    // stream's borrowed reader (rust-lang/rust#64552).
+    let steps = futures::stream::try_unfold(reader, Reader::next).boxed();
+    let now = state.now_ms();
+    let added = steps
+        .map_ok(|contacts| {
+            result.total += contacts.len() as u64;
+            let rows = recipients_of(&mut result, contacts, &card, c.id, org, now);
+            result.eligible += rows.len() as u64;
+            write_step(state, id, rows)
+        })
+        // One slot more than the writes: the next step is read while they run.
+        .try_buffer_unordered(writes + 1)
+        .try_fold(0, |sum, added| async move { Ok(sum + added) })
+        .await?;
+    result.added = added;
     result.total_recipients = recipient::Entity::find()
         .filter(recipient::Column::CampaignId.eq(id))
         .count(conn)

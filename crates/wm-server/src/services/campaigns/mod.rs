@@ -6,7 +6,7 @@
 
 use crate::db::Unique;
 use axum::http::StatusCode;
-use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait};
+use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait, QuerySelect};
 use uuid::Uuid;
 use wm_core::campaigns::CampaignError;
 use wm_core::templates;
@@ -42,6 +42,25 @@ pub fn campaign_error(e: CampaignError) -> ApiError {
 async fn load(conn: &impl ConnectionTrait, org: Uuid, id: Uuid) -> ApiResult<campaign::Model> {
     find_in_org::<campaign::Entity>(org, id)
         .unique(conn)
+        .await?
+        .ok_or_else(|| ApiError::not_found(NOT_FOUND))
+}
+
+/// The campaign, its row locked until the caller's transaction ends on PostgreSQL (SQLite
+/// has one writer): an audience step cannot commit between this read and the caller's
+/// commit, so what the caller priced is what it charges.
+async fn load_locked(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    id: Uuid,
+) -> ApiResult<campaign::Model> {
+    let q = find_in_org::<campaign::Entity>(org, id);
+    let q = if conn.get_database_backend() == sea_orm::DbBackend::Postgres {
+        q.lock_exclusive()
+    } else {
+        q
+    };
+    q.unique(conn)
         .await?
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))
 }

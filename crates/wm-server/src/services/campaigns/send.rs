@@ -19,7 +19,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::services::{charges, sending, wallet};
 use crate::state::AppState;
 
-use super::{campaign_error, get, load, status_of, variables_of};
+use super::{campaign_error, get, load, load_locked, status_of, variables_of};
 
 /// `GET /campaigns/{id}/preview-cost`: the cost of the pending recipients per market, the
 /// wallet after it, and the included UTILITY messages left.
@@ -126,7 +126,7 @@ pub async fn send(
         _ => None,
     };
     let txn = state.db.write().await?;
-    let c = load(&*txn, org, id).await?;
+    let c = load_locked(&*txn, org, id).await?;
     let f = facts(state, &*txn, &c, limit, prepared.as_ref(), now).await?;
     let t = rules::transition(status_of(&c), &Action::Send(plan.clone()), &f)
         .map_err(campaign_error)?;
