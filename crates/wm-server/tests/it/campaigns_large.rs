@@ -371,3 +371,30 @@ async fn an_audience_added_during_a_send_is_charged_whole_or_not_at_all() {
         assert!(close(balance(&org).await, before - n as f64 * price));
     }
 }
+
+/// Audiences added to one campaign at once, from sources read in different orders (creation
+/// order, listed ids, a tag): each answers 200, and each contact is in the audience once.
+#[tokio::test]
+async fn audiences_added_at_once_to_one_campaign_each_add_every_contact_once() {
+    let app = TestApp::with_settings(|s| s.audience_step = 4).await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let mut ids = contacts(&org, 40, "t").await;
+    ids.reverse();
+    for _ in 0..3 {
+        let id = campaign(&org, &s, &s.plain).await;
+        let path = format!("/campaigns/{id}/recipients");
+        let (all, listed, tagged) = tokio::join!(
+            org.post(&path, json!({"all": true})),
+            org.post(&path, json!({"contactIds": ids})),
+            org.post(&path, json!({"tag": "t"})),
+        );
+        let added: u64 = [all, listed, tagged]
+            .into_iter()
+            .map(|r| r.ok(200)["added"].as_u64().unwrap())
+            .sum();
+        assert_eq!(added, 40, "each contact added by one of the three");
+        let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
+        assert_eq!(c["stats"]["total"], 40);
+    }
+}

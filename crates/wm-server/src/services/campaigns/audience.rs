@@ -224,8 +224,11 @@ impl<C: ConnectionTrait> Reader<'_, C> {
 async fn write_step(
     state: &AppState,
     campaign_id: Uuid,
-    rows: Vec<recipient::ActiveModel>,
+    mut rows: Vec<recipient::ActiveModel>,
 ) -> ApiResult<u64> {
+    // In contact order: steps written side by side (of this call or another on the same
+    // campaign) then wait on each other's audience rows in one order, never in a cycle.
+    rows.sort_unstable_by_key(|r| r.contact_id.try_as_ref().copied());
     let txn = state.db.write().await?;
     let mut added = 0;
     let mut rows = rows.into_iter().peekable();
@@ -269,7 +272,7 @@ async fn write_step(
 /// The source is read and written a step at a time, each step in its own transaction that
 /// last checks (and on PostgreSQL locks) the campaign is still a draft or scheduled, so a
 /// concurrent send either sees a step whole or makes it roll back. A send that wins half
-/// way leaves the steps before it in the audience, charged with the rest, and this call
+/// way leaves the steps committed before it in the audience, charged with the rest, and this call
 /// answers 400 (the campaign is no longer in a state that takes an audience).
 pub async fn add_audience(
     state: &AppState,
