@@ -35,7 +35,5 @@ async fn list(
     _: NoQuery,
     OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<List<LifecycleStage>>> {
-    crate::services::organizations::stages(&s, org)
-        .await
-        .map(Json)
+    svc::stages(&s, org).await.map(Json)
 }

@@ -32,7 +32,5 @@ async fn list(
     _: NoQuery,
     OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<List<User>>> {
-    crate::services::organizations::users(&s, org)
-        .await
-        .map(Json)
+    svc::users(&s, org).await.map(Json)
 }

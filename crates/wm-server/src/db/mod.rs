@@ -77,6 +77,16 @@ pub fn offset(page: u64, page_size: u64) -> u64 {
         .min(i64::MAX as u64)
 }
 
+/// `FOR UPDATE` on PostgreSQL, so the rows read stay as read until the caller's transaction
+/// ends; SQLite has one writer at a time anyway.
+pub fn for_update<S: sea_orm::QuerySelect>(backend: DbBackend, q: S) -> S {
+    if backend == DbBackend::Postgres {
+        q.lock_exclusive()
+    } else {
+        q
+    }
+}
+
 /// `FOR UPDATE SKIP LOCKED` on PostgreSQL, so workers on several replicas never claim the
 /// same rows; SQLite has one writer at a time anyway.
 pub fn skip_locked<S: sea_orm::QuerySelect>(db: &Db, q: S) -> S {

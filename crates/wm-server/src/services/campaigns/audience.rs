@@ -155,46 +155,6 @@ enum Cursor {
     After(Option<(i64, Uuid)>),
 }
 
-/// The audience's next step of contacts, moving the cursor past them; `None` once read whole.
-async fn read_step(
-    conn: &impl ConnectionTrait,
-    org: Uuid,
-    source: &AudienceSource,
-    cursor: &mut Cursor,
-    step: u64,
-) -> Result<Option<Vec<AudienceRow>>, DbErr> {
-    match cursor {
-        Cursor::Listed(ids) => {
-            let n = usize::try_from(Ord::min(step, 1000)).unwrap_or(1000);
-            let chunk: Vec<Uuid> = ids.drain(..ids.len().min(n)).collect();
-            if chunk.is_empty() {
-                return Ok(None);
-            }
-            let rows = contact::Entity::find()
-                .select_only()
-                .column(contact::Column::Id)
-                .column(contact::Column::PrimaryPhone)
-                .column(contact::Column::OptedOut)
-                .column(contact::Column::ConsentGiven)
-                .column(contact::Column::CreatedAt)
-                .filter(contact::Column::OrganizationId.eq(org))
-                .filter(contact::Column::Id.is_in(chunk))
-                .into_model::<AudienceRow>()
-                .all(conn)
-                .await?;
-            Ok(Some(rows))
-        }
-        Cursor::After(after) => {
-            let rows = source_step(conn, org, source, *after, step).await?;
-            match rows.last() {
-                Some(last) => *after = Some((last.created_at, last.id)),
-                None => return Ok(None),
-            }
-            Ok(Some(rows))
-        }
-    }
-}
-
 /// An audience's source, read a step at a time.
 struct Reader<'a, C> {
     conn: &'a C,
@@ -207,15 +167,36 @@ struct Reader<'a, C> {
 impl<C: ConnectionTrait> Reader<'_, C> {
     /// The next step of contacts and the reader past them; `None` once read whole.
     async fn next(mut self) -> ApiResult<Option<(Vec<AudienceRow>, Self)>> {
-        let found = read_step(
-            self.conn,
-            self.org,
-            self.source,
-            &mut self.cursor,
-            self.step,
-        )
-        .await?;
-        Ok(found.map(|contacts| (contacts, self)))
+        let rows = match &mut self.cursor {
+            Cursor::Listed(ids) => {
+                let n = usize::try_from(Ord::min(self.step, 1000)).unwrap_or(1000);
+                let chunk: Vec<Uuid> = ids.drain(..ids.len().min(n)).collect();
+                if chunk.is_empty() {
+                    return Ok(None);
+                }
+                contact::Entity::find()
+                    .select_only()
+                    .column(contact::Column::Id)
+                    .column(contact::Column::PrimaryPhone)
+                    .column(contact::Column::OptedOut)
+                    .column(contact::Column::ConsentGiven)
+                    .column(contact::Column::CreatedAt)
+                    .filter(contact::Column::OrganizationId.eq(self.org))
+                    .filter(contact::Column::Id.is_in(chunk))
+                    .into_model::<AudienceRow>()
+                    .all(self.conn)
+                    .await?
+            }
+            Cursor::After(after) => {
+                let rows = source_step(self.conn, self.org, self.source, *after, self.step).await?;
+                match rows.last() {
+                    Some(last) => *after = Some((last.created_at, last.id)),
+                    None => return Ok(None),
+                }
+                rows
+            }
+        };
+        Ok(Some((rows, self)))
     }
 }
 

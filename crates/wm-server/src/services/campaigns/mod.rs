@@ -6,7 +6,7 @@
 
 use crate::db::Unique;
 use axum::http::StatusCode;
-use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait, QuerySelect};
+use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait};
 use uuid::Uuid;
 use wm_core::campaigns::CampaignError;
 use wm_core::templates;
@@ -54,15 +54,13 @@ async fn load_locked(
     org: Uuid,
     id: Uuid,
 ) -> ApiResult<campaign::Model> {
-    let q = find_in_org::<campaign::Entity>(org, id);
-    let q = if conn.get_database_backend() == sea_orm::DbBackend::Postgres {
-        q.lock_exclusive()
-    } else {
-        q
-    };
-    q.unique(conn)
-        .await?
-        .ok_or_else(|| ApiError::not_found(NOT_FOUND))
+    crate::db::for_update(
+        conn.get_database_backend(),
+        find_in_org::<campaign::Entity>(org, id),
+    )
+    .unique(conn)
+    .await?
+    .ok_or_else(|| ApiError::not_found(NOT_FOUND))
 }
 
 fn status_of(c: &campaign::Model) -> CampaignStatus {
