@@ -8,7 +8,7 @@ use chrono::Duration;
 use serde_json::{Value, json};
 use wm_core::provider::{MessagingProvider, OutboundMessage, SendError};
 
-use crate::kit::{campaign_to, contacts, setup, top_up};
+use crate::kit::{campaign, campaign_to, contacts, recipients, setup, top_up};
 use crate::support::TestApp;
 
 const SPAIN: &str = "Saldo insuficiente en la wallet.";
@@ -204,4 +204,51 @@ async fn receipts_taken_but_not_applied_before_a_crash_are_not_lost() {
     assert_eq!(c["status"], "COMPLETED", "{c}");
     assert_eq!(c["stats"]["delivered"], 5, "{c}");
     assert_eq!(c["stats"]["pending"], 0);
+}
+
+/// Contacts deleted while an audience is added: each delete answers 200 (the contact was not
+/// in the audience yet, and never will be) or 409 (it already was), the audience answers
+/// 200, and the audience holds exactly the contacts that were not deleted.
+#[tokio::test]
+async fn contacts_deleted_while_an_audience_is_added_are_in_it_or_gone() {
+    let app = TestApp::with_settings(|s| s.audience_step = 2).await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 60, "t").await;
+    for round in 0..3 {
+        let id = campaign(&org, &s, &s.plain).await;
+        let path = format!("/campaigns/{id}/recipients");
+        // The contacts deleted this round: one in three, from the end of the audience's
+        // order, so some go before their step is read, some between read and write.
+        let doomed: Vec<&String> = ids.iter().skip(round).step_by(3).rev().collect();
+        let (added, deleted) = tokio::join!(org.post(&path, json!({"all": true})), async {
+            let mut gone = Vec::new();
+            for c in &doomed {
+                let r = org.delete(&format!("/contacts/{c}")).await;
+                match r.status.as_u16() {
+                    200 => gone.push((*c).clone()),
+                    _ => r.assert_error(409, Some("CONTACT_HAS_HISTORY")),
+                }
+            }
+            gone
+        });
+        let added = added.ok(200);
+        let listed: Vec<String> = recipients(&org, &id, "")
+            .await
+            .iter()
+            .map(|r| r["contact"]["id"].as_str().unwrap().to_owned())
+            .collect();
+        for c in &deleted {
+            assert!(!listed.contains(c), "deleted contact {c} is a recipient");
+        }
+        let here = org.get("/contacts?pageSize=100").await.ok(200)["meta"]["total"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(
+            listed.len() as u64,
+            here,
+            "every contact left is a recipient"
+        );
+        assert_eq!(added["added"], here);
+    }
 }

@@ -1,5 +1,7 @@
 //! A campaign's audience: adding recipients (ids, tags, search, all) and listing them.
 
+use std::collections::HashSet;
+
 use crate::db::Unique;
 use futures::{StreamExt, TryStreamExt};
 use sea_orm::sea_query::{Alias, Expr, Query};
@@ -202,6 +204,11 @@ impl<C: ConnectionTrait> Reader<'_, C> {
 
 /// Writes one step's recipients in its own transaction, if the campaign still takes an
 /// audience: how many were new to it.
+///
+/// A contact of the step may be deleted between its read and this write (the delete found
+/// it in no audience yet): its recipient would then break the contacts foreign key. The
+/// step is then written again with only the contacts still there, read under a lock no
+/// delete passes until the commit.
 async fn write_step(
     state: &AppState,
     campaign_id: Uuid,
@@ -210,12 +217,65 @@ async fn write_step(
     // In contact order: steps written side by side (of this call or another on the same
     // campaign) then wait on each other's audience rows in one order, never in a cycle.
     rows.sort_unstable_by_key(|r| r.contact_id.try_as_ref().copied());
-    let txn = state.db.write().await?;
+    let written = match insert_step(state, campaign_id, &rows).await {
+        Err(e) if crate::error::is_foreign_key_violation(&e) => {
+            let txn = state.db.write().await?;
+            let live = live_contacts(&*txn, &rows).await?;
+            rows.retain(|r| r.contact_id.try_as_ref().is_some_and(|c| live.contains(c)));
+            insert_step_in(txn, campaign_id, &rows).await?
+        }
+        other => other?,
+    };
+    written.ok_or_else(|| campaign_error(CampaignError::InvalidState))
+}
+
+/// The contacts of `rows` that still exist, locked (on PostgreSQL) until `conn`'s
+/// transaction ends, so none of them can be deleted before its recipient is committed.
+async fn live_contacts(
+    conn: &impl ConnectionTrait,
+    rows: &[recipient::ActiveModel],
+) -> Result<HashSet<Uuid>, DbErr> {
+    let ids: Vec<Uuid> = rows
+        .iter()
+        .filter_map(|r| r.contact_id.try_as_ref().copied())
+        .collect();
+    let mut live = HashSet::with_capacity(ids.len());
+    for chunk in ids.chunks(1000) {
+        let found: Vec<Uuid> = crate::db::key_share(
+            conn.get_database_backend(),
+            contact::Entity::find()
+                .select_only()
+                .column(contact::Column::Id)
+                .filter(contact::Column::Id.is_in(chunk.iter().copied())),
+        )
+        .into_tuple()
+        .all(conn)
+        .await?;
+        live.extend(found);
+    }
+    Ok(live)
+}
+
+/// [`insert_step_in`] a transaction of its own.
+async fn insert_step(
+    state: &AppState,
+    campaign_id: Uuid,
+    rows: &[recipient::ActiveModel],
+) -> Result<Option<u64>, DbErr> {
+    insert_step_in(state.db.write().await?, campaign_id, rows).await
+}
+
+/// Inserts a step's recipients and commits, if the campaign still takes an audience: how
+/// many were new to it, or `None` (nothing written) once it no longer does.
+async fn insert_step_in(
+    txn: crate::db::WriteTxn,
+    campaign_id: Uuid,
+    rows: &[recipient::ActiveModel],
+) -> Result<Option<u64>, DbErr> {
     let mut added = 0;
-    let mut rows = rows.into_iter().peekable();
-    while rows.peek().is_some() {
+    for chunk in rows.chunks(1000) {
         // Rows already in the audience are skipped by the unique index.
-        let inserted = recipient::Entity::insert_many(rows.by_ref().take(1000))
+        let inserted = recipient::Entity::insert_many(chunk.iter().cloned())
             .on_conflict_do_nothing_on([
                 recipient::Column::CampaignId,
                 recipient::Column::ContactId,
@@ -241,10 +301,10 @@ async fn write_step(
         .exec(&*txn)
         .await?;
     if open.rows_affected == 0 {
-        return Err(campaign_error(CampaignError::InvalidState));
+        return Ok(None);
     }
     txn.commit().await?;
-    Ok(added)
+    Ok(Some(added))
 }
 
 /// `POST /campaigns/{id}/recipients`: adds the eligible contacts of one source (consent

@@ -25,7 +25,7 @@ use wm_types::events::{ContactEventData, EventKind};
 
 use crate::db::entities::contact;
 use crate::db::lookups::OrgLookups;
-use crate::db::{self, contacts::Shape};
+use crate::db::{self, Unique, contacts::Shape};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 
@@ -298,8 +298,19 @@ pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Contact> {
 
 /// `DELETE /contacts/{id}`: only a contact without history (open deals, conversations,
 /// campaigns) may go; it takes its notes, identities and timeline with it.
+///
+/// The contact is locked first (on PostgreSQL): a campaign step or conversation that took it
+/// before commits first and is then seen as history; one that comes after waits, and finds
+/// the contact gone.
 pub async fn delete(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<()> {
     let txn = state.db.write().await?;
+    let row = crate::db::for_update(
+        txn.get_database_backend(),
+        crate::db::tenant::find_in_org::<contact::Entity>(org, id),
+    )
+    .unique(&*txn)
+    .await?
+    .ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
     let has_campaigns = crate::db::tenant::in_org::<crate::db::entities::recipient::Entity>(org)
         .filter(crate::db::entities::recipient::Column::ContactId.eq(id))
         .count(&*txn)
@@ -311,7 +322,7 @@ pub async fn delete(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<()> {
             .count(&*txn)
             .await?
             > 0;
-    if load(&*txn, org, id).await?.open_deals > 0 || has_campaigns || has_conversations {
+    if row.open_deals > 0 || has_campaigns || has_conversations {
         return Err(ApiError::business(
             StatusCode::CONFLICT,
             Some(ErrorCode::ContactHasHistory),
