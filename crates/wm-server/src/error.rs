@@ -95,12 +95,6 @@ pub fn is_unique_violation(e: &DbErr) -> bool {
     matches!(e.sql_err(), Some(SqlErr::UniqueConstraintViolation(_)))
 }
 
-/// Whether a database error is a foreign-key violation (SQLite and PostgreSQL alike): a row
-/// written for a parent another transaction has just deleted.
-pub fn is_foreign_key_violation(e: &DbErr) -> bool {
-    matches!(e.sql_err(), Some(SqlErr::ForeignKeyConstraintViolation(_)))
-}
-
 impl IntoResponse for ApiError {
     /// The spec's body, with the error's code in the response extensions for the request
     /// log ([`LoggedError`]). A 500 logs its cause chain here, inside the request's span.

@@ -87,12 +87,11 @@ pub fn for_update<S: sea_orm::QuerySelect>(backend: DbBackend, q: S) -> S {
     }
 }
 
-/// `FOR KEY SHARE` on PostgreSQL, so the rows read cannot be deleted (nor their key changed)
-/// until the caller's transaction ends, while other writers may still update them: what a
-/// foreign key takes on the parent of a row it checks. SQLite has one writer at a time anyway.
-pub fn key_share<S: sea_orm::QuerySelect>(backend: DbBackend, q: S) -> S {
+/// `FOR SHARE` on PostgreSQL, so the rows read stay as read until the caller's transaction
+/// ends while other readers may share them; SQLite has one writer at a time anyway.
+pub fn for_share<S: sea_orm::QuerySelect>(backend: DbBackend, q: S) -> S {
     if backend == DbBackend::Postgres {
-        q.lock(sea_orm::sea_query::LockType::KeyShare)
+        q.lock_shared()
     } else {
         q
     }

@@ -42,6 +42,7 @@ pub async fn create(
         included_utility_messages: Set(body.included_utility_messages.unwrap_or(0)),
         created_at: Set(now),
         rate_overrides: Set(None),
+        contact_deletes: Set(0),
     })
     .exec_with_returning(conn)
     .await?;

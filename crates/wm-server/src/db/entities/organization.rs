@@ -15,6 +15,9 @@ pub struct Model {
     pub created_at: i64,
     /// JSON array of `MarketRateInput`: this organisation's prices.
     pub rate_overrides: Option<String>,
+    /// How many contacts were ever deleted: an audience step that sees it move since the
+    /// audience began checks its contacts are still there (migration m0012).
+    pub contact_deletes: i64,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

@@ -14,6 +14,7 @@ mod m0008_imports;
 mod m0009_contact_counts;
 mod m0010_campaign_charges;
 mod m0011_recipient_indexes;
+mod m0012_recipient_keys;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -33,6 +34,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0009_contact_counts::Migration),
             Box::new(m0010_campaign_charges::Migration),
             Box::new(m0011_recipient_indexes::Migration),
+            Box::new(m0012_recipient_keys::Migration),
         ]
     }
 }

@@ -202,76 +202,36 @@ impl<C: ConnectionTrait> Reader<'_, C> {
     }
 }
 
+/// What an audience's steps are written to.
+#[derive(Clone, Copy)]
+struct Target {
+    org: Uuid,
+    campaign: Uuid,
+    /// The organisation's `contact_deletes` when the audience began, before its first read.
+    contact_deletes: i64,
+}
+
 /// Writes one step's recipients in its own transaction, if the campaign still takes an
 /// audience: how many were new to it.
 ///
-/// A contact of the step may be deleted between its read and this write (the delete found
-/// it in no audience yet): its recipient would then break the contacts foreign key. The
-/// step is then written again with only the contacts still there, read under a lock no
-/// delete passes until the commit.
+/// A contact of the step may have been deleted since it was read (the delete found it in no
+/// audience yet). Recipients have no foreign key to their contact on PostgreSQL (migration
+/// m0012); instead the step reads the organisation's count of contact deletes under a
+/// shared lock, which a delete takes exclusively, and keeps only the contacts still there
+/// when the count moved since the audience began.
 async fn write_step(
     state: &AppState,
-    campaign_id: Uuid,
+    to: Target,
     mut rows: Vec<recipient::ActiveModel>,
 ) -> ApiResult<u64> {
     // In contact order: steps written side by side (of this call or another on the same
     // campaign) then wait on each other's audience rows in one order, never in a cycle.
     rows.sort_unstable_by_key(|r| r.contact_id.try_as_ref().copied());
-    let written = match insert_step(state, campaign_id, &rows).await {
-        Err(e) if crate::error::is_foreign_key_violation(&e) => {
-            let txn = state.db.write().await?;
-            let live = live_contacts(&*txn, &rows).await?;
-            rows.retain(|r| r.contact_id.try_as_ref().is_some_and(|c| live.contains(c)));
-            insert_step_in(txn, campaign_id, &rows).await?
-        }
-        other => other?,
-    };
-    written.ok_or_else(|| campaign_error(CampaignError::InvalidState))
-}
-
-/// The contacts of `rows` that still exist, locked (on PostgreSQL) until `conn`'s
-/// transaction ends, so none of them can be deleted before its recipient is committed.
-async fn live_contacts(
-    conn: &impl ConnectionTrait,
-    rows: &[recipient::ActiveModel],
-) -> Result<HashSet<Uuid>, DbErr> {
-    let ids: Vec<Uuid> = rows
-        .iter()
-        .filter_map(|r| r.contact_id.try_as_ref().copied())
-        .collect();
-    let mut live = HashSet::with_capacity(ids.len());
-    for chunk in ids.chunks(1000) {
-        let found: Vec<Uuid> = crate::db::key_share(
-            conn.get_database_backend(),
-            contact::Entity::find()
-                .select_only()
-                .column(contact::Column::Id)
-                .filter(contact::Column::Id.is_in(chunk.iter().copied())),
-        )
-        .into_tuple()
-        .all(conn)
-        .await?;
-        live.extend(found);
+    let txn = state.db.write().await?;
+    if contact_deletes(&*txn, to.org).await? != Some(to.contact_deletes) {
+        let live = live_contacts(&*txn, &rows).await?;
+        rows.retain(|r| r.contact_id.try_as_ref().is_some_and(|c| live.contains(c)));
     }
-    Ok(live)
-}
-
-/// [`insert_step_in`] a transaction of its own.
-async fn insert_step(
-    state: &AppState,
-    campaign_id: Uuid,
-    rows: &[recipient::ActiveModel],
-) -> Result<Option<u64>, DbErr> {
-    insert_step_in(state.db.write().await?, campaign_id, rows).await
-}
-
-/// Inserts a step's recipients and commits, if the campaign still takes an audience: how
-/// many were new to it, or `None` (nothing written) once it no longer does.
-async fn insert_step_in(
-    txn: crate::db::WriteTxn,
-    campaign_id: Uuid,
-    rows: &[recipient::ActiveModel],
-) -> Result<Option<u64>, DbErr> {
     let mut added = 0;
     for chunk in rows.chunks(1000) {
         // Rows already in the audience are skipped by the unique index.
@@ -296,15 +256,52 @@ async fn insert_step_in(
             campaign::Column::AudienceRev,
             Expr::col(campaign::Column::AudienceRev).add(1),
         )
-        .filter(campaign::Column::Id.eq(campaign_id))
+        .filter(campaign::Column::Id.eq(to.campaign))
         .filter(campaign::Column::Status.is_in([CampaignStatus::Draft, CampaignStatus::Scheduled]))
         .exec(&*txn)
         .await?;
     if open.rows_affected == 0 {
-        return Ok(None);
+        return Err(campaign_error(CampaignError::InvalidState));
     }
     txn.commit().await?;
-    Ok(Some(added))
+    Ok(added)
+}
+
+/// The organisation's count of contact deletes, shared-locked (on PostgreSQL) until `conn`'s
+/// transaction ends, so no contact of it is deleted meanwhile.
+async fn contact_deletes(conn: &impl ConnectionTrait, org: Uuid) -> Result<Option<i64>, DbErr> {
+    crate::db::for_share(
+        conn.get_database_backend(),
+        organization::Entity::find_by_id(org)
+            .select_only()
+            .column(organization::Column::ContactDeletes),
+    )
+    .into_tuple()
+    .one(conn)
+    .await
+}
+
+/// The contacts of `rows` that still exist.
+async fn live_contacts(
+    conn: &impl ConnectionTrait,
+    rows: &[recipient::ActiveModel],
+) -> Result<HashSet<Uuid>, DbErr> {
+    let ids: Vec<Uuid> = rows
+        .iter()
+        .filter_map(|r| r.contact_id.try_as_ref().copied())
+        .collect();
+    let mut live = HashSet::with_capacity(ids.len());
+    for chunk in ids.chunks(1000) {
+        let found: Vec<Uuid> = contact::Entity::find()
+            .select_only()
+            .column(contact::Column::Id)
+            .filter(contact::Column::Id.is_in(chunk.iter().copied()))
+            .into_tuple()
+            .all(conn)
+            .await?;
+        live.extend(found);
+    }
+    Ok(live)
 }
 
 /// `POST /campaigns/{id}/recipients`: adds the eligible contacts of one source (consent
@@ -332,9 +329,14 @@ pub async fn add_audience(
             "lifecycleStageId must be a lifecycle stage of this organization",
         ));
     }
-    let card = match organization::Entity::find_by_id(org).unique(conn).await? {
-        Some(o) => sending::rate_card(&o),
-        None => RateCard::shipped().clone(),
+    let (card, contact_deletes) = match organization::Entity::find_by_id(org).unique(conn).await? {
+        Some(o) => (sending::rate_card(&o), o.contact_deletes),
+        None => (RateCard::shipped().clone(), 0),
+    };
+    let to = Target {
+        org,
+        campaign: id,
+        contact_deletes,
     };
     let mut result = AudienceResult::default();
     let cursor = match &source {
@@ -372,7 +374,7 @@ pub async fn add_audience(
             result.total += contacts.len() as u64;
             let rows = recipients_of(&mut result, contacts, &card, c.id, org, now);
             result.eligible += rows.len() as u64;
-            write_step(state, id, rows)
+            write_step(state, to, rows)
         })
         // One slot more than the writes: the next step is read while they run.
         .try_buffer_unordered(writes + 1)

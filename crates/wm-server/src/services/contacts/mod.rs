@@ -15,7 +15,8 @@ use std::collections::HashMap;
 use axum::http::StatusCode;
 use std::sync::Arc;
 
-use sea_orm::{ColumnTrait, ConnectionTrait, PaginatorTrait, QueryFilter};
+use sea_orm::sea_query::{Expr, ExprTrait};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use uuid::Uuid;
 use wm_core::phone::Phone;
 use wm_types::contacts::{Contact, ContactList, ListContactsQuery, TimelineKind};
@@ -23,7 +24,7 @@ use wm_types::enums::ChannelType;
 use wm_types::enums::ErrorCode;
 use wm_types::events::{ContactEventData, EventKind};
 
-use crate::db::entities::contact;
+use crate::db::entities::{contact, organization};
 use crate::db::lookups::OrgLookups;
 use crate::db::{self, Unique, contacts::Shape};
 use crate::error::{ApiError, ApiResult};
@@ -299,11 +300,21 @@ pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Contact> {
 /// `DELETE /contacts/{id}`: only a contact without history (open deals, conversations,
 /// campaigns) may go; it takes its notes, identities and timeline with it.
 ///
-/// The contact is locked first (on PostgreSQL): a campaign step or conversation that took it
-/// before commits first and is then seen as history; one that comes after waits, and finds
-/// the contact gone.
+/// It first counts itself in the organisation's `contact_deletes`, which on PostgreSQL locks
+/// that row until the commit: an audience step holds it shared while it writes, so the
+/// delete waits for the steps under way (their recipients are then history) and the steps
+/// after it skip the contact. Then it locks the contact, so a conversation that took it
+/// before commits first and is seen as history, and one after finds it gone.
 pub async fn delete(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<()> {
     let txn = state.db.write().await?;
+    organization::Entity::update_many()
+        .col_expr(
+            organization::Column::ContactDeletes,
+            Expr::col(organization::Column::ContactDeletes).add(1),
+        )
+        .filter(organization::Column::Id.eq(org))
+        .exec(&*txn)
+        .await?;
     let row = crate::db::for_update(
         txn.get_database_backend(),
         crate::db::tenant::find_in_org::<contact::Entity>(org, id),
