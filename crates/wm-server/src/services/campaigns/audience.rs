@@ -233,9 +233,10 @@ async fn write_step(
         rows.retain(|r| r.contact_id.try_as_ref().is_some_and(|c| live.contains(c)));
     }
     let mut added = 0;
-    for chunk in rows.chunks(1000) {
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
         // Rows already in the audience are skipped by the unique index.
-        let inserted = recipient::Entity::insert_many(chunk.iter().cloned())
+        let inserted = recipient::Entity::insert_many(rows.by_ref().take(1000))
             .on_conflict_do_nothing_on([
                 recipient::Column::CampaignId,
                 recipient::Column::ContactId,
