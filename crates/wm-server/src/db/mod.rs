@@ -189,13 +189,23 @@ impl Db {
     }
 
     /// Begins a write transaction.
+    ///
+    /// On SQLite it begins `IMMEDIATE`, taking the database's write lock at once. A deferred
+    /// transaction that reads first pins a snapshot, and if a statement written outside the
+    /// gate (some workers write single statements straight to the pool) commits before its
+    /// first write, that write fails with SQLITE_BUSY_SNAPSHOT, which no busy timeout waits
+    /// out.
     pub async fn write(&self) -> Result<WriteTxn, DbErr> {
         let gate = match &self.write_gate {
             Some(g) => Some(g.clone().lock_owned().await),
             None => None,
         };
+        let options = sea_orm::TransactionOptions {
+            sqlite_transaction_mode: Some(sea_orm::SqliteTransactionMode::Immediate),
+            ..Default::default()
+        };
         Ok(WriteTxn {
-            txn: self.conn.begin().await?,
+            txn: self.conn.begin_with_options(options).await?,
             _gate: gate,
         })
     }
