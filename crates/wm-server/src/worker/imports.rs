@@ -19,6 +19,10 @@ pub const LEASE_MS: i64 = 10_000;
 /// not a passing conflict).
 const ATTEMPTS: u32 = 3;
 
+/// Contacts created or updated by an import from which the planner's statistics are
+/// refreshed when it ends (PostgreSQL): below it, a change too small to mislead the planner.
+const ANALYZE_AFTER: i64 = 10_000;
+
 /// The import worker.
 #[derive(Clone)]
 pub struct ImportWorker {
@@ -155,6 +159,13 @@ impl ImportWorker {
                         .await;
                 }
             }
+        }
+        // Before the job reads as completed, so the lists its client reads next are planned
+        // for the organisation's new size; a failure only leaves that to autovacuum.
+        if job.created_count + job.updated_count >= ANALYZE_AFTER
+            && let Err(e) = db::contacts::analyze(conn).await
+        {
+            tracing::warn!(error = %e, "statistics not refreshed after the import");
         }
         let now = self.state.now_ms();
         db::imports::finish(conn, job.id, ImportStatus::Completed, None, now).await?;
