@@ -377,7 +377,7 @@ pub async fn delete(conn: &impl ConnectionTrait, org: Uuid, id: Uuid) -> Result<
 /// Refreshes PostgreSQL's planner statistics of the contact tables, after a bulk load.
 /// Autovacuum analyzes them a minute or more later; until then the lists of an organisation
 /// that just grew from thousands of contacts to a hundred thousand are planned for its old
-/// size (the scale benchmark measured 35–113 ms instead of 2–7 ms in that window). SQLite's
+/// size (the scale benchmark measured 35–113 ms instead of 2–15 ms in that window). SQLite's
 /// planner reads no such statistics.
 pub async fn analyze(conn: &impl ConnectionTrait) -> Result<(), DbErr> {
     if conn.get_database_backend() == sea_orm::DbBackend::Postgres {
