@@ -1,8 +1,9 @@
 //! The one way tenant rows are looked up: always filtered by organisation.
 
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Select};
+use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Select};
 use uuid::Uuid;
 
+use super::Unique;
 use super::entities::*;
 
 /// An entity that belongs to an organisation.
@@ -52,4 +53,21 @@ pub fn in_org<E: TenantEntity>(org: Uuid) -> Select<E> {
 /// The row `id` of `E`, only if it is `org`'s.
 pub fn find_in_org<E: TenantEntity>(org: Uuid, id: Uuid) -> Select<E> {
     in_org::<E>(org).filter(E::id_column().eq(id))
+}
+
+/// The row `id` of `E`, only if it is `org`'s, locked (`FOR UPDATE` on PostgreSQL; SQLite has
+/// one writer at a time) until `conn`'s transaction ends: what the caller decides from it
+/// stays true until it commits.
+pub async fn find_locked<E>(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    id: Uuid,
+) -> Result<Option<E::Model>, DbErr>
+where
+    E: TenantEntity,
+    E::Model: Send + Sync,
+{
+    super::for_update(conn.get_database_backend(), find_in_org::<E>(org, id))
+        .unique(conn)
+        .await
 }

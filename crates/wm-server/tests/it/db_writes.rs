@@ -9,6 +9,8 @@ use std::time::Duration;
 use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use wm_server::db::Db;
 
+use crate::support::query_n;
+
 #[tokio::test]
 async fn a_write_transaction_that_reads_first_outlives_a_write_outside_it() {
     let dir = std::env::temp_dir().join(format!("wm-writes-{}", uuid::Uuid::new_v4()));
@@ -44,17 +46,7 @@ async fn a_write_transaction_that_reads_first_outlives_a_write_outside_it() {
     txn.commit().await.unwrap();
     outside.await.unwrap().expect("the write outside the gate");
 
-    let sum = db
-        .conn
-        .query_one_raw(Statement::from_string(
-            DbBackend::Sqlite,
-            "SELECT SUM(n) AS s FROM t",
-        ))
-        .await
-        .unwrap()
-        .unwrap()
-        .try_get::<i64>("", "s")
-        .unwrap();
+    let sum = query_n(&db.conn, "SELECT SUM(n) AS n FROM t").await;
     assert_eq!(sum, 2, "both writes kept");
     drop(db);
     let _ = std::fs::remove_dir_all(&dir);

@@ -3,11 +3,11 @@
 
 use axum::body::Body;
 use axum::http::{Method, Request};
-use sea_orm::{ConnectionTrait, DbBackend, Statement};
+use sea_orm::DbBackend;
 use serde_json::{Value, json};
 use wm_server::worker::imports::{ImportWorker, LEASE_MS};
 
-use crate::support::{Org, Resp, TestApp};
+use crate::support::{Org, Resp, TestApp, query_n};
 
 const BOUNDARY: &str = "wm-test-boundary";
 
@@ -453,18 +453,10 @@ async fn a_large_import_leaves_the_planner_statistics_fresh_on_postgresql() {
         assert!(import_pass(&app).await > 0, "the import stalled");
     }
     // `reltuples` is what ANALYZE records for the planner (-1 before any).
-    let rows = app
-        .state
-        .db
-        .conn
-        .query_one_raw(Statement::from_string(
-            DbBackend::Postgres,
-            "SELECT reltuples::bigint AS n FROM pg_class WHERE relname = 'contacts'",
-        ))
-        .await
-        .unwrap()
-        .unwrap()
-        .try_get::<i64>("", "n")
-        .unwrap();
+    let rows = query_n(
+        &app.state.db.conn,
+        "SELECT reltuples::bigint AS n FROM pg_class WHERE relname = 'contacts'",
+    )
+    .await;
     assert!(rows >= 10_000, "the planner sees {rows} contacts");
 }

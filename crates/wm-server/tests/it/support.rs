@@ -536,3 +536,17 @@ fn clock_start() -> chrono::DateTime<Utc> {
         },
     )
 }
+
+/// The one integer a query selects as `n`, read straight from the database (what the API
+/// does not show: the planner's statistics, a scratch table).
+pub async fn query_n(conn: &impl sea_orm::ConnectionTrait, sql: &str) -> i64 {
+    conn.query_one_raw(sea_orm::Statement::from_string(
+        conn.get_database_backend(),
+        sql,
+    ))
+    .await
+    .expect("query")
+    .expect("a row")
+    .try_get::<i64>("", "n")
+    .expect("an integer n")
+}

@@ -352,8 +352,8 @@ pub async fn add_audience(
     let step = Ord::max(state.settings.audience_step, 1);
     // Steps are read in order (each read starts past the last) and written as they come, a
     // read running beside the writes: one write at a time where the database has one
-    // writer, several on PostgreSQL, where each step's foreign-key checks and index
-    // inserts then use a backend of their own.
+    // writer, several on PostgreSQL, where each step's index inserts then use a backend of
+    // their own.
     let writes = if state.db.single_writer() {
         1
     } else {

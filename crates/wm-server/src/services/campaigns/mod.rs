@@ -54,13 +54,9 @@ async fn load_locked(
     org: Uuid,
     id: Uuid,
 ) -> ApiResult<campaign::Model> {
-    crate::db::for_update(
-        conn.get_database_backend(),
-        find_in_org::<campaign::Entity>(org, id),
-    )
-    .unique(conn)
-    .await?
-    .ok_or_else(|| ApiError::not_found(NOT_FOUND))
+    crate::db::tenant::find_locked::<campaign::Entity>(conn, org, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(NOT_FOUND))
 }
 
 fn status_of(c: &campaign::Model) -> CampaignStatus {

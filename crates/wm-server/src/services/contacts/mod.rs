@@ -26,7 +26,7 @@ use wm_types::events::{ContactEventData, EventKind};
 
 use crate::db::entities::{contact, organization};
 use crate::db::lookups::OrgLookups;
-use crate::db::{self, Unique, contacts::Shape};
+use crate::db::{self, contacts::Shape};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 
@@ -315,13 +315,9 @@ pub async fn delete(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<()> {
         .filter(organization::Column::Id.eq(org))
         .exec(&*txn)
         .await?;
-    let row = crate::db::for_update(
-        txn.get_database_backend(),
-        crate::db::tenant::find_in_org::<contact::Entity>(org, id),
-    )
-    .unique(&*txn)
-    .await?
-    .ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
+    let row = crate::db::tenant::find_locked::<contact::Entity>(&*txn, org, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
     let has_campaigns = crate::db::tenant::in_org::<crate::db::entities::recipient::Entity>(org)
         .filter(crate::db::entities::recipient::Column::ContactId.eq(id))
         .count(&*txn)
