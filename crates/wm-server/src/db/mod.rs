@@ -14,6 +14,7 @@ pub mod lookups;
 pub mod migration;
 pub mod notes;
 pub mod outbox;
+pub mod reader;
 pub mod tenant;
 pub mod timeline;
 pub mod unique;
@@ -121,6 +122,8 @@ pub struct Db {
     /// The pool.
     pub conn: DatabaseConnection,
     write_gate: Option<Arc<Mutex<()>>>,
+    /// On a SQLite file, point reads that skip sqlx's worker thread.
+    reader: Option<Arc<reader::Reader>>,
 }
 
 /// A write transaction (holding the SQLite write gate while it lives).
@@ -165,8 +168,14 @@ impl Db {
         } else {
             opts.max_connections(16).min_connections(1);
         }
+        let reader = if sqlite {
+            reader::Reader::for_url(url)?.map(Arc::new)
+        } else {
+            None
+        };
         let conn = Database::connect(opts).await?;
         Ok(Db {
+            reader,
             write_gate: (conn.get_database_backend() == DbBackend::Sqlite)
                 .then(|| Arc::new(Mutex::new(()))),
             conn,
@@ -214,6 +223,12 @@ impl Db {
     /// grouped.
     pub fn single_writer(&self) -> bool {
         self.write_gate.is_some()
+    }
+
+    /// The reader of point reads on the calling thread, on a SQLite file; `None` elsewhere,
+    /// where the pool serves them.
+    pub fn reader(&self) -> Option<&reader::Reader> {
+        self.reader.as_deref()
     }
 
     /// The backend (SQLite or PostgreSQL).

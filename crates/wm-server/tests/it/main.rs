@@ -21,6 +21,7 @@ mod contacts_list;
 mod contacts_update;
 mod contract;
 mod conversations;
+mod db_reader;
 mod db_writes;
 mod events;
 mod identities;

@@ -1,5 +1,6 @@
-//! Test harness: a fresh, migrated database per test (in-memory SQLite, or a new PostgreSQL
-//! database when `WM_TEST_DATABASE_URL` is set), the real router, a manual clock, and
+//! Test harness: a fresh, migrated database per test (a SQLite file in a directory of its
+//! own, pooled as in production, or a new PostgreSQL database when `WM_TEST_DATABASE_URL`
+//! is set), the real router, a manual clock, and
 //! helpers to create organisations and keys through the operator API.
 
 use std::sync::Arc;
@@ -89,24 +90,46 @@ pub struct TestApp {
     pub state: AppState,
     pub router: Router,
     pub clock: Arc<ManualClock>,
-    /// The PostgreSQL database, dropped when the last replica of the test goes (last field:
+    /// The database's storage, removed when the last replica of the test goes (last field:
     /// dropped after the state's pool).
-    pg: Option<Arc<PgDatabase>>,
+    scratch: Arc<Scratch>,
 }
 
-/// A migrated database of the test's own: SQLite in memory, or a copy of the PostgreSQL
-/// template when `WM_TEST_DATABASE_URL` is set (dropped with the returned handle).
-async fn fresh_database() -> (Db, Option<Arc<PgDatabase>>) {
+/// What a test's database leaves behind, removed when the last handle on it drops.
+pub enum Scratch {
+    /// A PostgreSQL database (dropped by its own `Drop`).
+    Pg(#[allow(dead_code)] PgDatabase),
+    /// The directory of a SQLite file.
+    Dir(std::path::PathBuf),
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Scratch::Dir(dir) = self {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// A migrated database of the test's own: a SQLite file with production's pool of
+/// connections and its point reader, or a copy of the PostgreSQL template when
+/// `WM_TEST_DATABASE_URL` is set (removed with the returned handle).
+async fn fresh_database() -> (Db, Arc<Scratch>) {
     match std::env::var("WM_TEST_DATABASE_URL") {
         Ok(url) if !url.is_empty() => {
             let pg = PgDatabase::migrated(&url).await;
             let db = Db::connect(&pg.url).await.expect("connect test database");
-            (db, Some(Arc::new(pg)))
+            (db, Arc::new(Scratch::Pg(pg)))
         }
         _ => {
-            let db = Db::connect("sqlite::memory:").await.expect("sqlite memory");
+            let dir = std::env::temp_dir().join(format!("wm-test-{}", Uuid::new_v4()));
+            std::fs::create_dir_all(&dir).expect("test directory");
+            let scratch = Arc::new(Scratch::Dir(dir.clone()));
+            let db = Db::connect(&format!("sqlite://{}/wm.db?mode=rwc", dir.display()))
+                .await
+                .expect("sqlite file");
             db.migrate().await.expect("migrate");
-            (db, None)
+            (db, scratch)
         }
     }
 }
@@ -144,7 +167,7 @@ impl TestApp {
     /// A server whose settings `f` adjusts; by default webhooks may target loopback (the
     /// test receivers listen there).
     pub async fn with_settings(f: impl FnOnce(&mut Settings)) -> TestApp {
-        let (db, pg) = fresh_database().await;
+        let (db, scratch) = fresh_database().await;
         let clock = Arc::new(ManualClock::new(clock_start()));
         let mut settings = Settings::new(ADMIN);
         settings.allow_insecure_webhooks = true;
@@ -156,7 +179,7 @@ impl TestApp {
             state,
             router,
             clock,
-            pg,
+            scratch,
         }
     }
 
@@ -164,7 +187,7 @@ impl TestApp {
     /// secret key for tokens and the webhook app secret and verify token of [`WA_SECRET`]
     /// and [`WA_VERIFY`].
     pub async fn whatsapp(graph_url: &str, f: impl FnOnce(&mut Settings)) -> TestApp {
-        let (db, pg) = fresh_database().await;
+        let (db, scratch) = fresh_database().await;
         let clock = Arc::new(ManualClock::new(clock_start()));
         let mut settings = Settings::new(ADMIN);
         settings.allow_insecure_webhooks = true;
@@ -189,7 +212,7 @@ impl TestApp {
             state,
             router,
             clock,
-            pg,
+            scratch,
         }
     }
 
@@ -232,7 +255,7 @@ impl TestApp {
             state,
             router,
             clock: self.clock.clone(),
-            pg: self.pg.clone(),
+            scratch: self.scratch.clone(),
         }
     }
 

@@ -293,7 +293,12 @@ pub async fn list(state: &AppState, org: Uuid, q: &ListContactsQuery) -> ApiResu
 
 /// `GET /contacts/{id}`.
 pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Contact> {
-    let row = load(&state.db.conn, org, id).await?;
+    let row = match state.db.reader() {
+        Some(r) => r
+            .contact(org, id)?
+            .ok_or_else(|| ApiError::not_found(NOT_FOUND))?,
+        None => load(&state.db.conn, org, id).await?,
+    };
     detail(state, org, &row).await
 }
 
