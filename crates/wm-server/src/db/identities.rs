@@ -79,7 +79,7 @@ pub async fn insert(
         contact_stage_id: mirror.stage,
         contact_consent: mirror.consent,
     };
-    insert_many(conn, std::slice::from_ref(&model)).await?;
+    insert_many(conn, vec![model.clone()]).await?;
     Ok(model)
 }
 
@@ -87,14 +87,11 @@ pub async fn insert(
 /// statement.
 pub async fn insert_many(
     conn: &impl ConnectionTrait,
-    rows: &[identity::Model],
+    rows: Vec<identity::Model>,
 ) -> Result<(), DbErr> {
-    for batch in rows.chunks(super::contacts::INSERT_BATCH) {
-        identity::Entity::insert_many(batch.iter().map(|m| m.clone().into_active_model()))
-            .exec_without_returning(conn)
-            .await?;
-    }
-    Ok(())
+    let rows: Vec<identity::ActiveModel> =
+        rows.into_iter().map(|m| m.into_active_model()).collect();
+    super::insert_chunked(conn, rows).await
 }
 
 /// The identities of several contacts, oldest first.

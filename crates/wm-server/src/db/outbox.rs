@@ -1,7 +1,7 @@
 //! The event outbox: events are written in the same transaction as the change that causes
 //! them, and delivered later by the webhook worker.
 
-use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, EntityTrait};
+use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr};
 use serde::Serialize;
 use uuid::Uuid;
 use wm_types::Timestamp;
@@ -53,10 +53,6 @@ pub async fn push_many<T: Serialize>(
             processed_at: Set(None),
         });
     }
-    for batch in rows.chunks(super::contacts::INSERT_BATCH) {
-        outbox_event::Entity::insert_many(batch.to_vec())
-            .exec_without_returning(conn)
-            .await?;
-    }
+    super::insert_chunked(conn, rows).await?;
     Ok(ids)
 }

@@ -14,13 +14,11 @@
 //! An in-memory database has none: it lives inside its one sqlx connection.
 
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
 use sea_orm::DbErr;
-use sea_orm::sqlx::sqlite::SqliteConnectOptions;
 use uuid::Uuid;
 use wm_types::enums::ContactSource;
 
@@ -39,16 +37,12 @@ pub struct Reader {
 }
 
 impl Reader {
-    /// The reader of a SQLite database `url`, if it names a file.
-    pub fn for_url(url: &str) -> Result<Option<Reader>, DbErr> {
-        if url.contains(":memory:") || url.contains("mode=memory") {
-            return Ok(None);
-        }
-        let opts = SqliteConnectOptions::from_str(url).map_err(|e| DbErr::Custom(e.to_string()))?;
-        Ok(Some(Reader {
-            path: opts.get_filename().to_path_buf(),
+    /// The reader of the database file at `path`.
+    pub fn new(path: PathBuf) -> Reader {
+        Reader {
+            path,
             idle: Mutex::new(Vec::new()),
-        }))
+        }
     }
 
     /// Runs `read` on an idle connection, or a new one when all are in use. Connections

@@ -52,12 +52,7 @@ pub async fn add_many(
             data: Set(value.to_string()),
         });
     }
-    for batch in rows.chunks(super::contacts::INSERT_BATCH) {
-        timeline_entry::Entity::insert_many(batch.to_vec())
-            .exec_without_returning(conn)
-            .await?;
-    }
-    Ok(())
+    super::insert_chunked(conn, rows).await
 }
 
 #[derive(Debug, FromQueryResult)]

@@ -225,11 +225,7 @@ pub async fn insert_many(
                 .map(move |t| tag_row(org, r.id, mirror, t))
         })
         .collect();
-    for batch in tags.chunks(INSERT_BATCH) {
-        contact_tag::Entity::insert_many(batch.to_vec())
-            .exec_without_returning(conn)
-            .await?;
-    }
+    super::insert_chunked(conn, tags).await?;
     Ok(models)
 }
 

@@ -126,7 +126,7 @@ pub async fn write_new(
                 })
             })
             .collect();
-        db::identities::insert_many(conn, &identities).await?;
+        db::identities::insert_many(conn, identities).await?;
     }
     let created: Vec<TimelineKind> = items
         .iter()
