@@ -192,9 +192,9 @@ impl Db {
             .connect_timeout(Duration::from_secs(10))
             .acquire_timeout(Duration::from_secs(30));
         let sqlite = url.starts_with("sqlite:");
+        let file = if sqlite { sqlite_file(url)? } else { None };
         if sqlite {
-            let memory = sqlite_file(url)?.is_none();
-            opts.max_connections(if memory { 1 } else { 8 })
+            opts.max_connections(if file.is_none() { 1 } else { 8 })
                 .min_connections(1)
                 .map_sqlx_sqlite_opts(|o| {
                     o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
@@ -210,7 +210,6 @@ impl Db {
             opts.max_connections(16).min_connections(1);
         }
         let conn = Database::connect(opts).await?;
-        let file = if sqlite { sqlite_file(url)? } else { None };
         let checkpointer = match &file {
             Some(path) => Some(Arc::new(
                 checkpoint::Checkpointer::start(path).map_err(|e| DbErr::Custom(e.to_string()))?,

@@ -7,17 +7,12 @@
 use std::time::Duration;
 
 use sea_orm::{ConnectionTrait, DbBackend, Statement};
-use wm_server::db::Db;
 
-use crate::support::query_n;
+use crate::support::{query_n, sqlite_file};
 
 #[tokio::test]
 async fn a_write_transaction_that_reads_first_outlives_a_write_outside_it() {
-    let dir = std::env::temp_dir().join(format!("wm-writes-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = Db::connect(&format!("sqlite://{}/t.db?mode=rwc", dir.display()))
-        .await
-        .unwrap();
+    let (db, dir) = sqlite_file("wm-writes").await;
     db.conn
         .execute_unprepared(
             "CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER NOT NULL); \
@@ -49,18 +44,14 @@ async fn a_write_transaction_that_reads_first_outlives_a_write_outside_it() {
     let sum = query_n(&db.conn, "SELECT SUM(n) AS n FROM t").await;
     assert_eq!(sum, 2, "both writes kept");
     drop(db);
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
 }
 
 /// The log of a SQLite file is copied into the database by the checkpoint thread, well
 /// before the writers' own backstop (10,000 pages) would copy it on some commit's time.
 #[tokio::test]
 async fn the_checkpoint_thread_moves_the_log_into_the_database() {
-    let dir = std::env::temp_dir().join(format!("wm-ckpt-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = Db::connect(&format!("sqlite://{}/t.db?mode=rwc", dir.display()))
-        .await
-        .unwrap();
+    let (db, dir) = sqlite_file("wm-ckpt").await;
     db.conn
         .execute_unprepared("CREATE TABLE t (n INTEGER PRIMARY KEY, b BLOB NOT NULL)")
         .await
@@ -76,7 +67,7 @@ async fn the_checkpoint_thread_moves_the_log_into_the_database() {
         .unwrap();
         txn.commit().await.unwrap();
     }
-    let file = dir.join("t.db");
+    let file = dir.sqlite_path().expect("a SQLite file");
     let mut size = 0;
     for _ in 0..100 {
         size = std::fs::metadata(&file).unwrap().len();
@@ -87,5 +78,5 @@ async fn the_checkpoint_thread_moves_the_log_into_the_database() {
     }
     assert!(size > 7_000_000, "database file still {size} bytes");
     drop(db);
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
 }

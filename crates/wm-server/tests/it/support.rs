@@ -103,6 +103,16 @@ pub enum Scratch {
     Dir(std::path::PathBuf),
 }
 
+impl Scratch {
+    /// The SQLite file of a [`sqlite_file`] database.
+    pub fn sqlite_path(&self) -> Option<std::path::PathBuf> {
+        match self {
+            Scratch::Dir(dir) => Some(dir.join("wm.db")),
+            Scratch::Pg(_) => None,
+        }
+    }
+}
+
 impl Drop for Scratch {
     fn drop(&mut self) {
         if let Scratch::Dir(dir) = self {
@@ -122,16 +132,24 @@ async fn fresh_database() -> (Db, Arc<Scratch>) {
             (db, Arc::new(Scratch::Pg(pg)))
         }
         _ => {
-            let dir = std::env::temp_dir().join(format!("wm-test-{}", Uuid::new_v4()));
-            std::fs::create_dir_all(&dir).expect("test directory");
-            let scratch = Arc::new(Scratch::Dir(dir.clone()));
-            let db = Db::connect(&format!("sqlite://{}/wm.db?mode=rwc", dir.display()))
-                .await
-                .expect("sqlite file");
+            let (db, scratch) = sqlite_file("wm-test").await;
             db.migrate().await.expect("migrate");
-            (db, scratch)
+            (db, Arc::new(scratch))
         }
     }
+}
+
+/// An empty SQLite file in a new directory under the system's temporary one (named after
+/// `prefix`), opened as production opens it; the directory goes with the returned handle,
+/// even when the test fails.
+pub async fn sqlite_file(prefix: &str) -> (Db, Scratch) {
+    let dir = std::env::temp_dir().join(format!("{prefix}-{}", Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("test directory");
+    let scratch = Scratch::Dir(dir.clone());
+    let db = Db::connect(&format!("sqlite://{}/wm.db?mode=rwc", dir.display()))
+        .await
+        .expect("sqlite file");
+    (db, scratch)
 }
 
 /// A [`TestApp`] served over TCP ([`TestApp::serve`]).
