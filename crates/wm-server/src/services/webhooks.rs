@@ -14,7 +14,6 @@ use sea_orm::{
 use uuid::Uuid;
 use wm_core::webhooks::{MAX_WEBHOOKS, check_url, is_forbidden_ip};
 use wm_types::common::{Deleted, Page, PageMeta};
-use wm_types::events::EventKind;
 use wm_types::lookups::List;
 use wm_types::webhooks::{
     CreateWebhook, Delivery, DeliveryAttempt, DeliveryStatus, UpdateWebhook, Webhook,
@@ -22,27 +21,13 @@ use wm_types::webhooks::{
 };
 use wm_types::{PageQuery, Timestamp};
 
+use crate::db::entities::webhook::{events_from_db, events_to_db};
 use crate::db::entities::{webhook, webhook_attempt, webhook_delivery};
 use crate::db::tenant::{find_in_org, in_org};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 
 const NOT_FOUND: &str = "Webhook";
-
-/// Event kinds as stored (space-separated, de-duplicated, in catalogue order).
-pub fn events_to_db(events: &[EventKind]) -> String {
-    EventKind::ALL
-        .iter()
-        .filter(|k| events.contains(k))
-        .map(|k| k.as_str())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Event kinds from their stored form.
-pub fn events_from_db(s: &str) -> Vec<EventKind> {
-    s.split_whitespace().filter_map(EventKind::parse).collect()
-}
 
 /// A webhook on the wire (never its secret).
 pub fn webhook_view(w: webhook::Model) -> Webhook {

@@ -147,6 +147,7 @@ async fn audience_counts_each_kind_of_contact() {
 async fn send_now_charges_sends_refunds_and_completes() {
     let app = TestApp::new().await;
     let org = app.org().await;
+    crate::events::subscribe_all(&org).await;
     let s = setup(&org).await;
     contacts(&org, 3, "t").await;
     org.contact(json!({"fullName": "Not on the app", "primaryPhone": "+5215588880000", "consent": {"given": true}, "tags": ["t"]})).await;

@@ -2,12 +2,25 @@
 
 use serde_json::json;
 
-use crate::support::TestApp;
+use crate::support::{Org, TestApp};
+
+/// Subscribes a webhook to every active kind: the outbox holds only the events some
+/// webhook takes.
+pub(crate) async fn subscribe_all(org: &Org<'_>) {
+    org.post(
+        "/webhooks",
+        json!({"url": "https://hooks.example.com/wm", "events": [
+            "contact.created", "contact.updated", "contact.stage_changed", "campaign.finished"]}),
+    )
+    .await
+    .ok(201);
+}
 
 #[tokio::test]
 async fn create_update_and_stage_change_emit_their_events() {
     let app = TestApp::new().await;
     let org = app.org().await;
+    subscribe_all(&org).await;
     let lead = org.stage("Lead").await;
     let customer = org.stage("Customer").await;
     let c = org
@@ -68,6 +81,7 @@ async fn create_update_and_stage_change_emit_their_events() {
 async fn nothing_is_emitted_for_a_no_op_or_a_failed_change() {
     let app = TestApp::new().await;
     let org = app.org().await;
+    subscribe_all(&org).await;
     let a = org
         .contact(json!({"fullName": "A", "primaryPhone": "+5215500000021"}))
         .await;
@@ -94,6 +108,7 @@ async fn nothing_is_emitted_for_a_no_op_or_a_failed_change() {
 async fn bulk_emits_per_contact_events() {
     let app = TestApp::new().await;
     let org = app.org().await;
+    subscribe_all(&org).await;
     let customer = org.stage("Customer").await;
     let a = org.contact(json!({})).await["id"]
         .as_str()

@@ -97,6 +97,7 @@ fn created_events(events: &[(String, Value)]) -> usize {
 async fn a_csv_import_maps_columns_splits_tags_and_reports_refused_rows_by_number() {
     let app = TestApp::new().await;
     let org = app.org().await;
+    crate::events::subscribe_all(&org).await;
     let stages = org.get("/lifecycle-stages").await.ok(200);
     let stage = stages["data"][0]["id"].as_str().expect("stage").to_owned();
     org.contact(json!({"fullName": "Old", "primaryPhone": "+5215500000001"}))
@@ -185,6 +186,7 @@ async fn a_csv_import_maps_columns_splits_tags_and_reports_refused_rows_by_numbe
 async fn an_ndjson_import_with_update_changes_the_contacts_holding_the_phones() {
     let app = TestApp::new().await;
     let org = app.org().await;
+    crate::events::subscribe_all(&org).await;
     let bea = org
         .contact(json!({"fullName": "Bea", "primaryPhone": "+5215511110001",
                         "company": "Acme", "tags": ["old"], "source": "MANUAL"}))
@@ -283,6 +285,7 @@ fn people(n: usize) -> String {
 async fn an_import_stopped_midway_resumes_at_its_next_chunk_without_writing_a_row_twice() {
     let app = TestApp::new().await;
     let org = app.org().await;
+    crate::events::subscribe_all(&org).await;
     let csv = people(2_500);
     let queued = upload(&org, None, ("people.csv", "text/csv", csv.as_bytes()))
         .await

@@ -262,6 +262,45 @@ async fn only_subscribed_kinds_and_only_the_own_organisation() {
 }
 
 #[tokio::test]
+async fn a_webhook_receives_the_events_that_occur_while_it_is_active_and_subscribed() {
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let rx = Receiver::start(&app).await;
+    // Before any webhook: nothing is kept for one created later, even before a pass runs.
+    org.contact(json!({"fullName": "Before"})).await;
+    let (hook, secret) = subscribe(&org, &rx.url, &["contact.created"]).await;
+    let during = org.contact(json!({"fullName": "During"})).await;
+    // A kind it does not take, then a contact made while it is paused.
+    org.patch(
+        &format!("/contacts/{}", during["id"].as_str().unwrap()),
+        json!({"company": "Acme"}),
+    )
+    .await
+    .ok(200);
+    org.patch(&format!("/webhooks/{hook}"), json!({"status": "PAUSED"}))
+        .await
+        .ok(200);
+    org.contact(json!({"fullName": "Paused"})).await;
+    org.patch(&format!("/webhooks/{hook}"), json!({"status": "ACTIVE"}))
+        .await
+        .ok(200);
+    org.contact(json!({"fullName": "After"})).await;
+
+    let out = app.deliver().await;
+    assert_eq!((out.attempted, out.delivered), (2, 2));
+    let mut names: Vec<String> = rx
+        .verified(&secret)
+        .iter()
+        .map(|b| {
+            assert_eq!(b["event"], "contact.created");
+            b["data"]["fullName"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names, ["After", "During"]);
+}
+
+#[tokio::test]
 async fn a_failing_receiver_gets_the_retries_on_schedule() {
     let app = TestApp::new().await;
     let org = app.org().await;

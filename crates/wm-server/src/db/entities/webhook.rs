@@ -1,6 +1,7 @@
 //! The `webhooks` table.
 
 use sea_orm::entity::prelude::*;
+use wm_types::events::EventKind;
 
 #[allow(missing_docs)]
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
@@ -27,3 +28,18 @@ pub struct Model {
 pub enum Relation {}
 
 impl ActiveModelBehavior for ActiveModel {}
+
+/// Event kinds as stored (space-separated, de-duplicated, in catalogue order).
+pub fn events_to_db(events: &[EventKind]) -> String {
+    EventKind::ALL
+        .iter()
+        .filter(|k| events.contains(k))
+        .map(|k| k.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Event kinds from their stored form.
+pub fn events_from_db(s: &str) -> Vec<EventKind> {
+    s.split_whitespace().filter_map(EventKind::parse).collect()
+}

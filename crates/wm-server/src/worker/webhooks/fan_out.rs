@@ -9,8 +9,8 @@ use uuid::Uuid;
 use wm_types::webhooks::{DeliveryStatus, WebhookStatus};
 
 use super::{BATCH, WebhookWorker};
+use crate::db::entities::webhook::events_from_db;
 use crate::db::entities::{outbox_event, webhook, webhook_delivery};
-use crate::services::webhooks::events_from_db;
 
 /// An unprocessed outbox event, without its payload.
 #[derive(sea_orm::FromQueryResult)]
@@ -36,9 +36,9 @@ fn subscribed(
 impl WebhookWorker {
     /// Turns unprocessed outbox events into deliveries, one per active webhook of the
     /// organisation subscribed to the kind, and marks the events processed. Returns the
-    /// events processed and the deliveries created. Payloads are read only for the events
-    /// some webhook takes: an import's `contact.created` in an organisation without one
-    /// costs its id, not its body, while the writer waits.
+    /// events processed and the deliveries created. Events are only written when a webhook
+    /// takes them (`db::outbox`), but it may have been paused or deleted since: payloads are
+    /// read only for the events some webhook still takes.
     pub async fn fan_out(&self) -> anyhow::Result<(usize, usize)> {
         let now = self.state.now_ms();
         let txn = self.state.db.write().await?;
