@@ -2,9 +2,12 @@
 //! (default `10000,100000`) through `POST /contacts/imports`, while a prober reads one contact
 //! every 10 ms; then times the contact lists, then a campaign to everyone: the audience
 //! (`{"all":true}`) and a `now` send, while a writer probe updates one contact every 10 ms
-//! (its worst latency bounds how long the database writer was held). Prints, per size:
-//! import rows/s, the prober's p50/p99, each list query's p50/p99 (20 calls), the audience
-//! and send times with the write probe's p99/max, and the server's peak RSS.
+//! (its worst latency bounds how long the database writer was held), with the campaign's
+//! reads (detail, preview, list, recipients pages and filters) on the draft and while it
+//! sends (`scale/campaign.rs`); then one contact in ten writes in and the conversation list
+//! and a timeline are timed (`scale/inbox.rs`). Prints, per size: import rows/s, the
+//! prober's p50/p99, each read's p50/p99 (20 calls), the audience and send times with the
+//! write probe's p99/max, and the server's peak RSS.
 //!
 //! ```sh
 //! cargo build --release -p wm-server
@@ -13,8 +16,14 @@
 //! ```
 //! `WM_SERVER_BIN` points at another binary (default `target/release/wm-server`).
 
+#[path = "scale/campaign.rs"]
+mod campaign;
 #[path = "../crates/wm-server/tests/it/replicas_harness.rs"]
 mod harness;
+#[path = "scale/inbox.rs"]
+mod inbox;
+#[path = "scale/measure.rs"]
+mod measure;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -23,37 +32,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use harness::{ADMIN, Replica, call, free_port, fresh_pg_database, healthy, organisation};
+use measure::{percentile, probe, rss_mb, sorted, timed};
 use serde_json::json;
 use uuid::Uuid;
 use wm_client::imports::ImportFile;
 use wm_client::types::imports::{ImportOptions, ImportStatus};
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
-fn sorted(mut v: Vec<f64>) -> Vec<f64> {
-    v.sort_by(f64::total_cmp);
-    v
-}
-
-/// Peak and current resident memory of a process, in MB.
-fn rss_mb(pid: u32) -> (f64, f64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|kb| kb.parse::<f64>().ok())
-            .map_or(f64::NAN, |kb| kb / 1024.0)
-    };
-    (field("VmHWM:"), field("VmRSS:"))
-}
 
 /// A CSV of `n` contacts: one in ten is tagged `vip`, one in fifty is a López, one in five
 /// is a customer (`stage`), one in three is owned by `owner`.
@@ -137,7 +120,8 @@ async fn main() -> anyhow::Result<()> {
             ADMIN,
             Some(json!({"name": "bench", "userId": user,
                         "scopes": ["contacts:read", "contacts:write",
-                                   "campaigns:read", "campaigns:write"]})),
+                                   "campaigns:read", "campaigns:write",
+                                   "conversations:read"]})),
         )
         .await;
         let key = key["key"].as_str().unwrap_or_default().to_owned();
@@ -228,19 +212,7 @@ async fn main() -> anyhow::Result<()> {
         ];
         let (peak, _) = rss_mb(pid);
         for (i, (name, query)) in queries.iter().enumerate() {
-            let mut took = Vec::new();
-            for _ in 0..20 {
-                let t = Instant::now();
-                let r = http
-                    .get(format!("{base}/contacts?{query}"))
-                    .bearer_auth(&key)
-                    .send()
-                    .await?;
-                anyhow::ensure!(r.status() == 200, "{query}: {}", r.status());
-                r.bytes().await?;
-                took.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-            let took = sorted(took);
+            let (p50, p99) = timed(&http, &key, &format!("{base}/contacts?{query}")).await?;
             let lead = if i == 0 {
                 format!(
                     "{n:>9} {:>10.0} {:>9.1} {:>9.1}",
@@ -256,14 +228,9 @@ async fn main() -> anyhow::Result<()> {
             } else {
                 String::new()
             };
-            let _ = writeln!(
-                report,
-                "{lead} | {name:<34} {:>8.1} {:>8.1} | {peak}",
-                percentile(&took, 0.5),
-                percentile(&took, 0.99)
-            );
+            let _ = writeln!(report, "{lead} | {name:<34} {p50:>8.1} {p99:>8.1} | {peak}");
         }
-        let c = campaign_to_all(&http, &base, &org, &key, &probe_url, pid).await?;
+        let c = campaign::campaign_to_all(&http, &base, &org, &key, &probe_url, pid, n).await?;
         let (peak, _) = rss_mb(pid);
         let _ = writeln!(
             report,
@@ -277,168 +244,24 @@ async fn main() -> anyhow::Result<()> {
             c.send_writes.0,
             c.send_writes.1,
             c.sent,
-            SEND_WINDOW.as_secs_f64(),
+            campaign::SEND_WINDOW.as_secs_f64(),
         );
+        for line in &c.reads {
+            let _ = writeln!(report, "{line}");
+        }
+        let i = inbox::inbox(&http, &base, &org, &user, &key, n).await?;
+        let (peak, _) = rss_mb(pid);
+        let _ = writeln!(
+            report,
+            "{:>40} | {} conversations written in, {:.0}/s {:>17} | {peak:>8.0}",
+            "", i.conversations, i.per_s, ""
+        );
+        for line in &i.reads {
+            let _ = writeln!(report, "{line}");
+        }
     }
     println!("\n{report}");
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
-}
-
-/// Probes `url` every 10 ms while `running` (a GET, or a PATCH of `body`); the latencies in ms.
-fn probe(
-    http: &reqwest::Client,
-    key: &str,
-    url: &str,
-    body: Option<serde_json::Value>,
-    running: &Arc<AtomicBool>,
-) -> tokio::task::JoinHandle<Vec<f64>> {
-    let (http, key, url, running) = (
-        http.clone(),
-        key.to_owned(),
-        url.to_owned(),
-        running.clone(),
-    );
-    tokio::spawn(async move {
-        let mut took = Vec::new();
-        while running.load(Ordering::Relaxed) {
-            let t = Instant::now();
-            let req = match &body {
-                Some(b) => http.patch(&url).json(b),
-                None => http.get(&url),
-            };
-            let ok = req.bearer_auth(&key).send().await;
-            if ok.is_ok_and(|r| r.status() == 200) {
-                took.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        took
-    })
-}
-
-/// How long the platform is left sending after the send is accepted.
-const SEND_WINDOW: Duration = Duration::from_secs(20);
-
-/// The campaign stage's timings.
-struct CampaignTimes {
-    audience_s: f64,
-    audience_writes: (f64, f64),
-    send_s: f64,
-    send_writes: (f64, f64),
-    sent: u64,
-}
-
-/// p99 and max of a probe's latencies.
-fn p99_max(v: Vec<f64>) -> (f64, f64) {
-    let v = sorted(v);
-    (percentile(&v, 0.99), v.last().copied().unwrap_or(0.0))
-}
-
-/// A campaign to every contact of the organisation: its audience added in one call, then a
-/// `now` send, each under a writer probe; then `SEND_WINDOW` of sending.
-async fn campaign_to_all(
-    http: &reqwest::Client,
-    base: &str,
-    org: &str,
-    key: &str,
-    probe_url: &str,
-    pid: u32,
-) -> anyhow::Result<CampaignTimes> {
-    use reqwest::Method;
-    let admin = |path: &str| format!("{base}/admin/organizations/{org}{path}");
-    let (_, number) = call(
-        http,
-        Method::POST,
-        admin("/phone-numbers"),
-        ADMIN,
-        Some(json!({"numberE164": "+525500000001", "displayName": "Ventas"})),
-    )
-    .await;
-    let (_, template) = call(
-        http,
-        Method::POST,
-        admin("/templates"),
-        ADMIN,
-        Some(
-            json!({"name": "promo", "category": "MARKETING", "language": "es_MX",
-                    "bodyText": "Promo de temporada"}),
-        ),
-    )
-    .await;
-    call(
-        http,
-        Method::POST,
-        admin("/wallet/top-ups"),
-        ADMIN,
-        Some(json!({"amount": 100_000_000})),
-    )
-    .await;
-    let (status, c) = call(
-        http,
-        Method::POST,
-        format!("{base}/campaigns"),
-        key,
-        Some(json!({"name": "Everyone", "phoneNumberId": number["id"],
-                    "templateId": template["id"]})),
-    )
-    .await;
-    anyhow::ensure!(status == 201, "campaign: {status} {c}");
-    let id = c["id"].as_str().unwrap_or_default().to_owned();
-    let write = Some(json!({"company": "Probe"}));
-
-    let running = Arc::new(AtomicBool::new(true));
-    let writes = probe(http, key, probe_url, write.clone(), &running);
-    let t = Instant::now();
-    let (status, added) = call(
-        http,
-        Method::POST,
-        format!("{base}/campaigns/{id}/recipients"),
-        key,
-        Some(json!({"all": true})),
-    )
-    .await;
-    let audience_s = t.elapsed().as_secs_f64();
-    running.store(false, Ordering::Relaxed);
-    let audience_writes = p99_max(writes.await?);
-    anyhow::ensure!(status == 200, "audience: {status} {added}");
-    println!(
-        "audience: {added} in {audience_s:.1} s, peak {:.0} MB",
-        rss_mb(pid).0
-    );
-
-    let running = Arc::new(AtomicBool::new(true));
-    let writes = probe(http, key, probe_url, write, &running);
-    let t = Instant::now();
-    let (status, sent) = call(
-        http,
-        Method::POST,
-        format!("{base}/campaigns/{id}/send"),
-        key,
-        Some(json!({})),
-    )
-    .await;
-    let send_s = t.elapsed().as_secs_f64();
-    anyhow::ensure!(status == 200, "send: {status} {sent}");
-    println!("send: {send_s:.1} s, peak {:.0} MB", rss_mb(pid).0);
-    tokio::time::sleep(SEND_WINDOW).await;
-    running.store(false, Ordering::Relaxed);
-    let send_writes = p99_max(writes.await?);
-    let (_, c) = call(
-        http,
-        Method::GET,
-        format!("{base}/campaigns/{id}"),
-        key,
-        None,
-    )
-    .await;
-    Ok(CampaignTimes {
-        audience_s,
-        audience_writes,
-        send_s,
-        send_writes,
-        sent: c["stats"]["sent"].as_u64().unwrap_or(0)
-            + c["stats"]["delivered"].as_u64().unwrap_or(0),
-    })
 }

@@ -2,80 +2,127 @@
 
 use std::collections::HashMap;
 
-use sea_orm::sea_query::{Expr, Func, SimpleExpr};
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, QueryFilter, QuerySelect,
-};
+use sea_orm::sea_query::SelectStatement;
+use sea_orm::{ConnectionTrait, DbErr};
 use uuid::Uuid;
 use wm_types::campaigns::{CampaignStats, RecipientFilter};
 use wm_types::enums::RecipientStatus;
 
-use super::entities::recipient;
+use super::tallies::{self, Dim, Tally};
 
-#[derive(Debug, FromQueryResult)]
-struct StatusCount {
-    campaign_id: Uuid,
-    status: RecipientStatus,
-    n: i64,
+/// A campaign's recipients by status, and what they cost, from the maintained tallies.
+#[derive(Debug, Default, Clone)]
+pub struct Counted {
+    /// The funnel.
+    pub stats: CampaignStats,
+    /// Recipients by status.
+    pub by_status: HashMap<RecipientStatus, u64>,
+    /// What its recipients were charged, net of refunds (micro-units).
+    pub cost_micros: i64,
 }
 
-/// The funnel of several campaigns: sent, delivered and read count recipients that
-/// reached at least that step.
-pub async fn stats(
-    conn: &impl ConnectionTrait,
-    campaigns: Vec<Uuid>,
-) -> Result<HashMap<Uuid, CampaignStats>, DbErr> {
-    let mut out: HashMap<Uuid, CampaignStats> = HashMap::new();
-    if campaigns.is_empty() {
-        return Ok(out);
+impl Counted {
+    /// Recipients in any of `statuses` (all of them for `None`).
+    pub fn of(&self, statuses: Option<&[RecipientStatus]>) -> u64 {
+        match statuses {
+            None => self.stats.total,
+            Some(s) => s.iter().filter_map(|s| self.by_status.get(s)).sum(),
+        }
     }
-    let rows = recipient::Entity::find()
-        .select_only()
-        .column(recipient::Column::CampaignId)
-        .column(recipient::Column::Status)
-        .column_as(
-            SimpleExpr::from(Func::count(Expr::col(recipient::Column::Id))),
-            "n",
-        )
-        .filter(recipient::Column::CampaignId.is_in(campaigns))
-        .group_by(recipient::Column::CampaignId)
-        .group_by(recipient::Column::Status)
-        .into_model::<StatusCount>()
-        .all(conn)
-        .await?;
-    for r in rows {
-        let s = out.entry(r.campaign_id).or_default();
-        let n = u64::try_from(r.n).unwrap_or(0);
-        s.total += n;
-        match r.status {
-            RecipientStatus::Pending => s.pending += n,
-            RecipientStatus::Failed => s.failed += n,
-            RecipientStatus::Unknown => {}
-            status => {
-                s.sent += n;
-                if matches!(
-                    status,
-                    RecipientStatus::Delivered | RecipientStatus::Read | RecipientStatus::Replied
-                ) {
-                    s.delivered += n;
-                }
-                if matches!(status, RecipientStatus::Read | RecipientStatus::Replied) {
-                    s.read += n;
-                }
-                if status == RecipientStatus::Replied {
-                    s.replied += n;
-                }
+}
+
+/// Adds status tallies into a campaign's funnel: sent, delivered and read count recipients
+/// that reached at least that step.
+fn add(c: &mut Counted, status: RecipientStatus, n: u64, amount: i64) {
+    *c.by_status.entry(status).or_default() += n;
+    c.cost_micros += amount;
+    let s = &mut c.stats;
+    s.total += n;
+    match status {
+        RecipientStatus::Pending => s.pending += n,
+        RecipientStatus::Failed => s.failed += n,
+        RecipientStatus::Unknown => {}
+        status => {
+            s.sent += n;
+            if matches!(
+                status,
+                RecipientStatus::Delivered | RecipientStatus::Read | RecipientStatus::Replied
+            ) {
+                s.delivered += n;
+            }
+            if matches!(status, RecipientStatus::Read | RecipientStatus::Replied) {
+                s.read += n;
+            }
+            if status == RecipientStatus::Replied {
+                s.replied += n;
             }
         }
     }
-    for s in out.values_mut() {
+}
+
+fn counted(rows: Vec<Tally>) -> HashMap<Uuid, Counted> {
+    let mut out: HashMap<Uuid, Counted> = HashMap::new();
+    for t in rows {
+        let status = RecipientStatus::parse(&t.key).unwrap_or(RecipientStatus::Unknown);
+        add(
+            out.entry(t.scope).or_default(),
+            status,
+            u64::try_from(t.n).unwrap_or(0),
+            t.amount,
+        );
+    }
+    for c in out.values_mut() {
+        let s = &mut c.stats;
         s.progress_pct = if s.total == 0 {
             0.0
         } else {
             ((s.total - s.pending) as f64 * 1000.0 / s.total as f64).round() / 10.0
         };
     }
-    Ok(out)
+    out
+}
+
+/// The recipients of several campaigns by status, with the funnel and the cost of each.
+pub async fn counts(
+    conn: &impl ConnectionTrait,
+    campaigns: &[Uuid],
+) -> Result<HashMap<Uuid, Counted>, DbErr> {
+    Ok(counted(
+        tallies::read(conn, Dim::RecipientStatus, campaigns).await?,
+    ))
+}
+
+/// One campaign's recipients by status (all zero for a campaign without any).
+pub async fn count(conn: &impl ConnectionTrait, campaign: Uuid) -> Result<Counted, DbErr> {
+    Ok(counts(conn, &[campaign])
+        .await?
+        .remove(&campaign)
+        .unwrap_or_default())
+}
+
+/// The recipients of every campaign `campaigns` selects (a query of campaign ids), added
+/// up: a campaign summary's funnel and spend.
+pub async fn count_over(
+    conn: &impl ConnectionTrait,
+    campaigns: SelectStatement,
+) -> Result<Counted, DbErr> {
+    Ok(
+        counted(tallies::read_over(conn, Dim::RecipientStatus, campaigns).await?)
+            .remove(&Uuid::nil())
+            .unwrap_or_default(),
+    )
+}
+
+/// The funnel of several campaigns.
+pub async fn stats(
+    conn: &impl ConnectionTrait,
+    campaigns: Vec<Uuid>,
+) -> Result<HashMap<Uuid, CampaignStats>, DbErr> {
+    Ok(counts(conn, &campaigns)
+        .await?
+        .into_iter()
+        .map(|(id, c)| (id, c.stats))
+        .collect())
 }
 
 /// The filter of the recipients list (and of `stats`' meaning).

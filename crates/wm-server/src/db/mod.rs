@@ -16,6 +16,7 @@ pub mod migration;
 pub mod notes;
 pub mod outbox;
 pub mod reader;
+pub mod tallies;
 pub mod tenant;
 pub mod timeline;
 pub mod unique;
@@ -44,6 +45,38 @@ pub fn like_contains(text: &str) -> sea_orm::sea_query::LikeExpr {
         })
         .collect();
     sea_orm::sea_query::LikeExpr::new(format!("%{escaped}%")).escape('\\')
+}
+
+/// Runs `fold` (a statement that moves a deltas table into its counts) in one transaction
+/// under the advisory lock `lock`, on PostgreSQL only (SQLite's triggers write the counts
+/// directly). Another replica folding at the same moment makes this call a no-op, and the
+/// statement upserts in key order, so two folds could never lock rows in opposite orders.
+/// Returns how many counts changed.
+pub async fn fold_deltas(
+    conn: &sea_orm::DatabaseConnection,
+    lock: i64,
+    fold: &str,
+) -> Result<u64, sea_orm::DbErr> {
+    use sea_orm::{ConnectionTrait, Statement, TransactionTrait};
+    if conn.get_database_backend() != DbBackend::Postgres {
+        return Ok(0);
+    }
+    let txn = conn.begin().await?;
+    let locked = txn
+        .query_one_raw(Statement::from_string(
+            DbBackend::Postgres,
+            format!("SELECT pg_try_advisory_xact_lock({lock}) AS locked"),
+        ))
+        .await?
+        .map(|r| r.try_get::<bool>("", "locked"))
+        .transpose()?
+        .unwrap_or(false);
+    if !locked {
+        return Ok(0);
+    }
+    let folded = txn.execute_unprepared(fold).await?.rows_affected();
+    txn.commit().await?;
+    Ok(folded)
 }
 
 /// `COALESCE(SUM(CASE WHEN c THEN 1 ELSE 0 END), 0)`: how many rows match `c`, so that

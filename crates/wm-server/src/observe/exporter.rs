@@ -16,11 +16,10 @@ use sea_orm::{
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use wm_types::campaigns::CampaignStatus;
-use wm_types::enums::RecipientStatus;
 use wm_types::webhooks::DeliveryStatus;
 
 use super::metrics::{BUCKETS, set_gauge};
-use crate::db::entities::{campaign, outbox_event, recipient, webhook_delivery};
+use crate::db::entities::{campaign, outbox_event, webhook_delivery};
 use crate::state::AppState;
 
 /// How often the collector queries the database.
@@ -150,11 +149,10 @@ pub async fn collect_once(state: &AppState) -> anyhow::Result<()> {
             .column(campaign::Column::Id)
             .filter(campaign::Column::Status.eq(status))
             .into_query();
-        let n = recipient::Entity::find()
-            .filter(recipient::Column::Status.eq(RecipientStatus::Pending))
-            .filter(recipient::Column::CampaignId.in_subquery(of_status))
-            .count(conn)
-            .await?;
+        let n = crate::db::campaigns::count_over(conn, of_status)
+            .await?
+            .stats
+            .pending;
         set_gauge(
             "wm_recipients_pending",
             Some(("campaign_status", status.as_str())),

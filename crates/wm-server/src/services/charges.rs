@@ -22,18 +22,17 @@ use std::collections::{BTreeMap, HashMap};
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
-    QuerySelect,
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
-use wm_core::messaging::messageable;
 use wm_core::pricing::{RateCard, allowance_covered};
 use wm_types::Money;
 use wm_types::campaigns::{LedgerKind, TemplateCategory};
 use wm_types::enums::RecipientStatus;
 
 use crate::db::Db;
-use crate::db::entities::{campaign, contact, organization, recipient};
+use crate::db::entities::{campaign, organization, recipient};
+use crate::db::tallies::{self, Dim};
 use crate::services::{sending, wallet};
 
 /// Recipients read per step when a batch is only priced (a preview, a campaign's estimate).
@@ -88,41 +87,30 @@ async fn unqueued(
         .await
 }
 
-/// Pending recipients not charged yet, counted by market and their contact's consent.
-#[derive(Debug, FromQueryResult)]
-struct Group {
-    market: Option<String>,
-    opted_out: bool,
-    consent_given: bool,
-    n: i64,
-}
-
-async fn grouped(conn: &impl ConnectionTrait, campaign: Uuid) -> Result<Vec<Group>, DbErr> {
-    use sea_orm::sea_query::{Alias, ExprTrait, Func, Query};
-    let (r, k) = (recipient::Entity, contact::Entity);
-    let q = Query::select()
-        .column((r, recipient::Column::Market))
-        .column((k, contact::Column::OptedOut))
-        .column((k, contact::Column::ConsentGiven))
-        .expr_as(
-            Func::count(Expr::col((r, recipient::Column::Id))),
-            Alias::new("n"),
-        )
-        .from(r)
-        .inner_join(
-            k,
-            Expr::col((k, contact::Column::Id)).equals((r, recipient::Column::ContactId)),
-        )
-        .and_where(Expr::col((r, recipient::Column::CampaignId)).eq(campaign))
-        .and_where(Expr::col((r, recipient::Column::Status)).eq(RecipientStatus::Pending))
-        .and_where(Expr::col((r, recipient::Column::QueuedAt)).is_null())
-        .group_by_col((r, recipient::Column::Market))
-        .group_by_col((k, contact::Column::OptedOut))
-        .group_by_col((k, contact::Column::ConsentGiven))
-        .to_owned();
-    Group::find_by_statement(conn.get_database_backend().build(&q))
+/// A campaign's pending recipients not charged yet whose contact may no longer be
+/// messaged, by market (`""`: none): read through the partial index that holds only them
+/// (the flag is set by a trigger on the contact).
+async fn blocked_by_market(
+    conn: &impl ConnectionTrait,
+    campaign: Uuid,
+) -> Result<HashMap<String, u64>, DbErr> {
+    let rows: Vec<(Option<String>, i64)> = recipient::Entity::find()
+        .select_only()
+        .column(recipient::Column::Market)
+        .column_as(recipient::Column::Id.count(), "n")
+        .filter(recipient::Column::CampaignId.eq(campaign))
+        // The index's own condition, as it is written (SQLite matches it as written).
+        .filter(Expr::cust(
+            "contact_blocked = true AND status = 'PENDING' AND queued_at IS NULL",
+        ))
+        .group_by(recipient::Column::Market)
+        .into_tuple()
         .all(conn)
-        .await
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(m, n)| (m.unwrap_or_default(), u64::try_from(n).unwrap_or(0)))
+        .collect())
 }
 
 /// Whether the campaign's next whole batch holds more than `step` recipients.
@@ -152,9 +140,10 @@ pub async fn card_of(conn: &impl ConnectionTrait, org: Uuid) -> Result<RateCard,
         .map_or_else(|| RateCard::shipped().clone(), |o| sending::rate_card(&o)))
 }
 
-/// Prices every pending recipient of `c` not charged yet: in one grouped query when the
-/// allowance covers all of them or none, else reading `step` at a time in the audience's
-/// order (the allowance covers the first ones).
+/// Prices every pending recipient of `c` not charged yet from the maintained tallies (by
+/// market, less those whose contact may no longer be messaged), so a million costs what ten
+/// do. When the allowance covers some but not all, the ones it covers (the first in the
+/// audience's order) are read, `step` at a time.
 pub async fn price_all(
     conn: &impl ConnectionTrait,
     c: &campaign::Model,
@@ -178,71 +167,61 @@ pub async fn price_all(
         rev: c.audience_rev,
         ..Priced::default()
     };
-    let mut priceable = 0;
-    for g in grouped(conn, c.id).await? {
-        let n = u64::try_from(g.n).unwrap_or(0);
-        p.count += n;
-        let rate = g.market.as_deref().and_then(|m| Some((m, card.market(m)?)));
-        match (messageable(g.opted_out, g.consent_given, Some(())), rate) {
-            (Err(_), _) => p.ineligible += n,
-            (Ok(()), None) => p.unpriceable += n,
-            (Ok(()), Some((m, rate))) => {
-                priceable += n;
+    let blocked = blocked_by_market(conn, c.id).await?;
+    for t in tallies::read(conn, Dim::RecipientUnqueued, &[c.id]).await? {
+        let all = u64::try_from(t.n).unwrap_or(0);
+        let out = blocked.get(&t.key).copied().unwrap_or(0).min(all);
+        let n = all - out;
+        p.count += all;
+        p.ineligible += out;
+        let rate = Some(t.key.as_str())
+            .filter(|m| !m.is_empty())
+            .and_then(|m| Some((m, card.market(m)?)));
+        match rate {
+            None => p.unpriceable += n,
+            Some(_) if n == 0 => {}
+            Some((m, rate)) => {
+                p.priced += n;
                 let price = rate.price(cat).0;
                 let e = p.by_market.entry(m.to_owned()).or_default();
                 e.0 += n;
-                e.1 += price.saturating_mul(g.n);
+                e.1 += price.saturating_mul(i64::try_from(n).unwrap_or(i64::MAX));
                 p.prices.insert(m.to_owned(), price);
             }
         }
     }
-    p.priced = priceable;
-    if left == 0 {
-        p.total = Money(p.by_market.values().map(|(_, t)| t).sum());
-        return Ok(p);
-    }
-    if left >= priceable {
-        p.covered = priceable;
+    if left >= p.priced {
+        // The allowance covers every one (or there is none to cover any).
+        p.covered = p.priced;
         p.by_market.values_mut().for_each(|(_, t)| *t = 0);
-        return Ok(p);
-    }
-    // The allowance covers some: which ones depends on the audience's order.
-    let mut p = Priced {
-        rev: c.audience_rev,
-        ..Priced::default()
-    };
-    let mut after = None;
-    loop {
-        let chunk = unqueued(conn, c.id, after, step).await?;
-        let Some(last) = chunk.last() else { break };
-        after = Some((last.created_at, last.id));
-        let blocked =
-            sending::ineligible_contacts(conn, chunk.iter().map(|r| r.contact_id)).await?;
-        let cost = sending::cost(&card, cat, &chunk, &blocked, left);
-        left -= cost.covered;
-        let market: HashMap<Uuid, &str> = chunk
-            .iter()
-            .filter_map(|r| Some((r.id, r.market.as_deref()?)))
-            .collect();
-        for (id, price, _) in &cost.priced {
-            let Some(m) = market.get(id) else { continue };
-            let e = p.by_market.entry((*m).to_owned()).or_default();
-            e.0 += 1;
-            e.1 += price;
-            if let Some(rate) = card.market(m) {
-                p.prices.insert((*m).to_owned(), rate.price(cat).0);
+    } else if left > 0 {
+        // It covers the first `left` in the audience's order: read just those.
+        let mut after = None;
+        while left > 0 {
+            let chunk =
+                unqueued(conn, c.id, after, step.min(left.saturating_mul(2).max(100))).await?;
+            let Some(last) = chunk.last() else { break };
+            after = Some((last.created_at, last.id));
+            let blocked =
+                sending::ineligible_contacts(conn, chunk.iter().map(|r| r.contact_id)).await?;
+            let cost = sending::cost(&card, cat, &chunk, &blocked, left);
+            left -= cost.covered;
+            p.covered += cost.covered;
+            let market: HashMap<Uuid, &str> = chunk
+                .iter()
+                .filter_map(|r| Some((r.id, r.market.as_deref()?)))
+                .collect();
+            for (id, _, covered) in &cost.priced {
+                let (true, Some(m)) = (*covered, market.get(id)) else {
+                    continue;
+                };
+                if let (Some(e), Some(price)) = (p.by_market.get_mut(*m), p.prices.get(*m)) {
+                    e.1 -= price;
+                }
             }
         }
-        p.count += chunk.len() as u64;
-        p.total.0 += cost.total.0;
-        p.priced += cost.priced.len() as u64;
-        p.covered += cost.covered;
-        p.unpriceable += cost.unpriceable.len() as u64;
-        p.ineligible += cost.ineligible.len() as u64;
-        if (chunk.len() as u64) < step {
-            break;
-        }
     }
+    p.total = Money(p.by_market.values().map(|(_, t)| t).sum());
     Ok(p)
 }
 

@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{Datelike, TimeZone, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, UpdateMany,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, QueryFilter,
+    QueryOrder, QuerySelect, UpdateMany,
 };
 use uuid::Uuid;
 use wm_core::campaigns::Transition;
@@ -379,22 +379,24 @@ pub async fn paid_batch_waiting(
     campaign: Uuid,
 ) -> Result<bool, DbErr> {
     Ok(recipient::Entity::find()
+        .select_only()
+        .column(recipient::Column::Id)
         .filter(recipient::Column::CampaignId.eq(campaign))
         .filter(recipient::Column::Status.eq(RecipientStatus::Pending))
         .filter(recipient::Column::QueuedAt.is_not_null())
         .filter(recipient::Column::AttemptAt.is_null())
-        .count(conn)
+        .into_tuple::<Uuid>()
+        .one(conn)
         .await?
-        > 0)
+        .is_some())
 }
 
-/// Recipients still pending (queued or not).
+/// Recipients still pending (queued or not), from the maintained tallies.
 pub async fn pending_count(conn: &impl ConnectionTrait, campaign: Uuid) -> Result<u64, DbErr> {
-    recipient::Entity::find()
-        .filter(recipient::Column::CampaignId.eq(campaign))
-        .filter(recipient::Column::Status.eq(RecipientStatus::Pending))
-        .count(conn)
-        .await
+    Ok(crate::db::campaigns::count(conn, campaign)
+        .await?
+        .stats
+        .pending)
 }
 
 /// The UPDATE a core [`Transition`] makes: its status, its stop reason (set, cleared or left,

@@ -38,6 +38,7 @@ mod replicas_processes;
 mod reports;
 mod server;
 mod support;
+mod tallies;
 mod tcp;
 mod transport;
 mod validation;

@@ -7,10 +7,7 @@
 //! one statement, which sees one snapshot, so the answer is exact at any moment.
 
 use sea_orm::sea_query::{Alias, Expr, Func, Query, SelectStatement, SimpleExpr, UnionType};
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbBackend, DbErr, ExprTrait, FromQueryResult, Statement,
-    TransactionTrait,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, ExprTrait, FromQueryResult};
 use uuid::Uuid;
 
 use crate::db::entities::contact_count::{self, Column};
@@ -141,41 +138,22 @@ pub async fn read(
         .collect())
 }
 
-/// Folds PostgreSQL's deltas into the counts, in one transaction; another replica folding
-/// at the same moment makes this one a no-op. Returns how many deltas were folded.
+/// Folds PostgreSQL's deltas into the counts (see [`crate::db::fold_deltas`]). Returns
+/// how many counts changed.
 pub async fn fold(conn: &sea_orm::DatabaseConnection) -> Result<u64, DbErr> {
-    if conn.get_database_backend() != DbBackend::Postgres {
-        return Ok(0);
-    }
-    let txn = conn.begin().await?;
-    let locked = txn
-        .query_one_raw(Statement::from_string(
-            DbBackend::Postgres,
-            format!("SELECT pg_try_advisory_xact_lock({FOLD_LOCK}) AS locked"),
-        ))
-        .await?
-        .map(|r| r.try_get::<bool>("", "locked"))
-        .transpose()?
-        .unwrap_or(false);
-    if !locked {
-        return Ok(0);
-    }
-    // In key order, so two folds could never lock the same counts in opposite orders.
-    let folded = txn
-        .execute_unprepared(
-            "WITH moved AS (DELETE FROM contact_count_deltas \
-               RETURNING organization_id, dim, key, stage, consent, n) \
-             INSERT INTO contact_counts (organization_id, dim, key, stage, consent, n) \
-             SELECT organization_id, dim, key, stage, consent, sum(n) FROM moved \
-             GROUP BY organization_id, dim, key, stage, consent \
-             ORDER BY organization_id, dim, key, stage, consent \
-             ON CONFLICT (organization_id, dim, key, stage, consent) \
-             DO UPDATE SET n = contact_counts.n + excluded.n",
-        )
-        .await?
-        .rows_affected();
-    txn.commit().await?;
-    Ok(folded)
+    crate::db::fold_deltas(
+        conn,
+        FOLD_LOCK,
+        "WITH moved AS (DELETE FROM contact_count_deltas \
+           RETURNING organization_id, dim, key, stage, consent, n) \
+         INSERT INTO contact_counts (organization_id, dim, key, stage, consent, n) \
+         SELECT organization_id, dim, key, stage, consent, sum(n) FROM moved \
+         GROUP BY organization_id, dim, key, stage, consent \
+         ORDER BY organization_id, dim, key, stage, consent \
+         ON CONFLICT (organization_id, dim, key, stage, consent) \
+         DO UPDATE SET n = contact_counts.n + excluded.n",
+    )
+    .await
 }
 
 /// Drops the counts that came back to zero (readers skip them anyway).

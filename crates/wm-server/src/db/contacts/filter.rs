@@ -44,6 +44,21 @@ pub fn trigram_query(needle: &str) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" AND "))
 }
 
+/// The conditions on `contacts` that find the rows whose text contains `text`: the
+/// candidates of SQLite's trigram index when `fts` (three characters or more), each then
+/// checked with LIKE (which PostgreSQL's trigram index serves on its own).
+pub fn search_terms(fts: bool, text: &str) -> Vec<SimpleExpr> {
+    let mut terms = Vec::with_capacity(2);
+    if fts && let Some(fts) = trigram_query(text) {
+        terms.push(Expr::cust_with_values(
+            "\"contacts\".\"seq\" IN (SELECT rowid FROM contacts_fts WHERE contacts_fts MATCH ?)",
+            [fts],
+        ));
+    }
+    terms.push(col(contact::Column::SearchText).like(like_contains(text)));
+    terms
+}
+
 /// How the contacts matching a search are found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SearchPlan {
@@ -187,16 +202,9 @@ impl<'a> Filters<'a> {
             ));
         }
         for text in &self.needles {
-            if self.plan == SearchPlan::Trigrams
-                && let Some(fts) = trigram_query(text)
-            {
-                c = c.add(Expr::cust_with_values(
-                    "\"contacts\".\"seq\" IN \
-                     (SELECT rowid FROM contacts_fts WHERE contacts_fts MATCH ?)",
-                    [fts],
-                ));
+            for t in search_terms(self.plan == SearchPlan::Trigrams, text) {
+                c = c.add(t);
             }
-            c = c.add(col(contact::Column::SearchText).like(like_contains(text)));
         }
         if let Some(days) = q.days {
             c = c.add(col(contact::Column::CreatedAt).gte(self.now - i64::from(days) * DAY_MS));

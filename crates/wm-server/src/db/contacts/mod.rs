@@ -21,7 +21,7 @@ use crate::db::identities;
 use crate::db::tenant::{find_in_org, in_org};
 
 pub mod counts;
-mod filter;
+pub mod filter;
 mod list;
 mod view;
 

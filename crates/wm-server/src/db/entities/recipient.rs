@@ -35,6 +35,9 @@ pub struct Model {
     pub retry_at: Option<i64>,
     /// Retries asked by the platform so far (the backoff grows with them).
     pub retries: i32,
+    /// Its contact may no longer be messaged (set by a trigger on the contact while the
+    /// recipient is pending and not charged): the campaign's estimate leaves it out.
+    pub contact_blocked: bool,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

@@ -48,3 +48,20 @@ pub fn index(
     }
     i.to_owned()
 }
+
+/// A PostgreSQL trigger function `name()` running `body`, for a statement trigger.
+pub fn pg_function(name: &str, body: &str) -> String {
+    format!(
+        "CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {body} \
+         RETURN NULL; END $$"
+    )
+}
+
+/// A PostgreSQL statement trigger `name` after `event` on `table`, seeing the rows it
+/// changed as `transition` tables, that calls the function of the same name.
+pub fn pg_statement_trigger(name: &str, event: &str, table: &str, transition: &str) -> String {
+    format!(
+        "CREATE TRIGGER {name} AFTER {event} ON {table} REFERENCING {transition} \
+         FOR EACH STATEMENT EXECUTE FUNCTION {name}()"
+    )
+}

@@ -25,7 +25,7 @@ use sea_orm::DbBackend;
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;
 
-use super::helpers::index;
+use super::helpers::{index, pg_function, pg_statement_trigger};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -261,25 +261,11 @@ fn backfill(d: &Dialect) -> String {
 }
 
 /// PostgreSQL: statement triggers append one delta per key and statement.
-fn pg_function(name: &str, body: &str) -> String {
-    format!(
-        "CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {body} \
-         RETURN NULL; END $$"
-    )
-}
-
 fn pg_add(facts: &str) -> String {
     format!(
         "INSERT INTO contact_count_deltas (organization_id, dim, key, stage, consent, n) \
          SELECT org, dim, key, stage, consent, sum(d) FROM ({facts}) x \
          GROUP BY org, dim, key, stage, consent HAVING sum(d) <> 0;"
-    )
-}
-
-fn pg_statement_trigger(name: &str, event: &str, table: &str, transition: &str) -> String {
-    format!(
-        "CREATE TRIGGER {name} AFTER {event} ON {table} REFERENCING {transition} \
-         FOR EACH STATEMENT EXECUTE FUNCTION {name}()"
     )
 }
 

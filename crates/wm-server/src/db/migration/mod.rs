@@ -15,6 +15,7 @@ mod m0009_contact_counts;
 mod m0010_campaign_charges;
 mod m0011_recipient_indexes;
 mod m0012_recipient_keys;
+mod m0013_tallies;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -35,6 +36,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0010_campaign_charges::Migration),
             Box::new(m0011_recipient_indexes::Migration),
             Box::new(m0012_recipient_keys::Migration),
+            Box::new(m0013_tallies::Migration),
         ]
     }
 }

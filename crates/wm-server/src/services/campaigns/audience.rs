@@ -6,8 +6,8 @@ use crate::db::Unique;
 use futures::{StreamExt, TryStreamExt};
 use sea_orm::sea_query::{Alias, Expr, Query};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, FromQueryResult,
-    Order, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, ExprTrait,
+    FromQueryResult, Order, QueryFilter, QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
 use wm_core::campaigns::{self as rules, AudienceSource, CampaignError};
@@ -38,19 +38,17 @@ pub async fn recipients(
 ) -> ApiResult<Page<Recipient>> {
     let conn = &state.db.conn;
     load(conn, org, id).await?;
-    let mut sel = recipient::Entity::find().filter(recipient::Column::CampaignId.eq(id));
-    if let Some(statuses) = q.filter.and_then(crate::db::campaigns::filter_statuses) {
-        sel = sel.filter(recipient::Column::Status.is_in(statuses));
-    }
-    let total = sel.clone().count(conn).await?;
+    let statuses = q.filter.and_then(crate::db::campaigns::filter_statuses);
+    let total = crate::db::campaigns::count(conn, id)
+        .await?
+        .of(statuses.as_deref());
     let (page, page_size) = (q.page.unwrap_or(1), q.page_size.unwrap_or(20));
-    let rows = sel
-        .order_by_asc(recipient::Column::CreatedAt)
-        .order_by_asc(recipient::Column::Id)
-        .offset(crate::db::offset(page, page_size))
-        .limit(page_size)
-        .all(conn)
-        .await?;
+    let offset = crate::db::offset(page, page_size);
+    let rows = if offset >= total {
+        Vec::new()
+    } else {
+        recipient_page(conn, id, statuses, offset, page_size).await?
+    };
     let contacts = recipient_contacts(conn, &rows).await?;
     let data = rows
         .into_iter()
@@ -79,6 +77,54 @@ pub async fn recipients(
         data,
         meta: PageMeta::new(page, page_size, total),
     })
+}
+
+/// A page of a campaign's recipients in the audience's order, of some statuses or all: the
+/// ids are read from an index (a deep page skips index entries, never rows), then their
+/// rows. One status has an index of its own; several are checked on the entries of the
+/// audience's order (the list index carries the status), which SQLite would otherwise
+/// read through the status index and sort whole.
+async fn recipient_page(
+    conn: &impl ConnectionTrait,
+    campaign: Uuid,
+    statuses: Option<Vec<RecipientStatus>>,
+    offset: u64,
+    limit: u64,
+) -> Result<Vec<recipient::Model>, DbErr> {
+    let mut ids = recipient::Entity::find()
+        .select_only()
+        .column(recipient::Column::Id)
+        .filter(recipient::Column::CampaignId.eq(campaign));
+    match statuses.as_deref() {
+        None => {}
+        Some([one]) => ids = ids.filter(recipient::Column::Status.eq(*one)),
+        Some(several) if conn.get_database_backend() == DbBackend::Sqlite => {
+            let words = several.iter().map(|s| sea_orm::Value::from(s.as_str()));
+            let marks = vec!["?"; several.len()].join(", ");
+            ids = ids.filter(Expr::cust_with_values(
+                format!("+\"campaign_recipients\".\"status\" IN ({marks})"),
+                words,
+            ));
+        }
+        Some(several) => ids = ids.filter(recipient::Column::Status.is_in(several.to_vec())),
+    }
+    let ids: Vec<Uuid> = ids
+        .order_by_asc(recipient::Column::CreatedAt)
+        .order_by_asc(recipient::Column::Id)
+        .offset(offset)
+        .limit(limit)
+        .into_tuple()
+        .all(conn)
+        .await?;
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut rows = recipient::Entity::find()
+        .filter(recipient::Column::Id.is_in(ids.clone()))
+        .all(conn)
+        .await?;
+    rows.sort_by_key(|r| ids.iter().position(|id| *id == r.id));
+    Ok(rows)
 }
 
 #[derive(FromQueryResult)]
@@ -382,10 +428,7 @@ pub async fn add_audience(
         .try_fold(0, |sum, added| async move { Ok(sum + added) })
         .await?;
     result.added = added;
-    result.total_recipients = recipient::Entity::find()
-        .filter(recipient::Column::CampaignId.eq(id))
-        .count(conn)
-        .await?;
+    result.total_recipients = crate::db::campaigns::count(conn, id).await?.stats.total;
     result.already_in = result.eligible - result.added;
     Ok(result)
 }

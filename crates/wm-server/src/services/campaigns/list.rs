@@ -3,27 +3,27 @@
 use sea_orm::sea_query::{Expr, Func, Query, SimpleExpr};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait, FromQueryResult,
-    QueryFilter, QueryOrder, QuerySelect,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait,
 };
 use uuid::Uuid;
 use wm_types::campaigns::{
-    CampaignList, CampaignStats, CampaignStatus, CampaignSummary, CampaignTab, CampaignTabs,
-    ListCampaignsQuery,
+    CampaignList, CampaignStatus, CampaignSummary, CampaignTab, CampaignTabs, ListCampaignsQuery,
 };
 use wm_types::common::PageMeta;
 use wm_types::enums::RecipientStatus;
 use wm_types::{Money, Timestamp};
 
 use crate::db::count_if;
-use crate::db::entities::{campaign, recipient, template};
+use crate::db::entities::{campaign, template};
+use crate::db::tallies::{self, Dim};
 use crate::db::tenant::in_org;
 use crate::error::ApiResult;
 use crate::state::AppState;
 
 use super::DAY_MS;
-use super::view::{Sum, sum_micros, views};
+use super::view::views;
 
-pub(super) fn tab_condition(org: Uuid, tab: CampaignTab) -> Condition {
+pub(super) fn tab_condition(tab: CampaignTab) -> Condition {
     use CampaignStatus as S;
     let statuses =
         |v: &[S]| Condition::all().add(campaign::Column::Status.is_in(v.iter().copied()));
@@ -34,16 +34,12 @@ pub(super) fn tab_condition(org: Uuid, tab: CampaignTab) -> Condition {
         CampaignTab::Finished => statuses(&[S::Completed]),
         CampaignTab::Errors => Condition::any()
             .add(campaign::Column::StopReason.is_not_null())
-            .add(
-                campaign::Column::Id.in_subquery(
-                    Query::select()
-                        .column(recipient::Column::CampaignId)
-                        .from(recipient::Entity)
-                        .and_where(recipient::Column::OrganizationId.eq(org))
-                        .and_where(recipient::Column::Status.eq(RecipientStatus::Failed))
-                        .to_owned(),
-                ),
-            ),
+            .add(tallies::positive(
+                "campaigns",
+                "id",
+                Dim::RecipientStatus,
+                RecipientStatus::Failed.as_str(),
+            )),
         CampaignTab::All => Condition::all(),
     }
 }
@@ -83,7 +79,7 @@ pub async fn list(state: &AppState, org: Uuid, q: &ListCampaignsQuery) -> ApiRes
     let conn = &state.db.conn;
     let now = state.now_ms();
     let base = filters(org, q, now);
-    let tabs = tab_counts(conn, org, base.clone()).await?;
+    let tabs = tab_counts(conn, base.clone()).await?;
     let tab = q.tab.unwrap_or_default();
     let total = match tab {
         CampaignTab::All => tabs.all,
@@ -96,7 +92,7 @@ pub async fn list(state: &AppState, org: Uuid, q: &ListCampaignsQuery) -> ApiRes
     let (page, page_size) = (q.page.unwrap_or(1), q.page_size.unwrap_or(20));
     let rows = campaign::Entity::find()
         .filter(base)
-        .filter(tab_condition(org, tab))
+        .filter(tab_condition(tab))
         .order_by_desc(campaign::Column::CreatedAt)
         .order_by_desc(campaign::Column::Id)
         .offset(crate::db::offset(page, page_size))
@@ -125,12 +121,8 @@ struct TabCounts {
 
 /// The six tab counts under the other filters `base`, in one query (a conditional sum per
 /// tab) rather than one COUNT each.
-async fn tab_counts(
-    conn: &impl ConnectionTrait,
-    org: Uuid,
-    base: Condition,
-) -> Result<CampaignTabs, DbErr> {
-    let tab = |t: CampaignTab| count_if(tab_condition(org, t));
+async fn tab_counts(conn: &impl ConnectionTrait, base: Condition) -> Result<CampaignTabs, DbErr> {
+    let tab = |t: CampaignTab| count_if(tab_condition(t));
     let n = |v: i64| u64::try_from(v).unwrap_or(0);
     Ok(campaign::Entity::find()
         .select_only()
@@ -166,44 +158,15 @@ pub(super) async fn summary(
 ) -> ApiResult<CampaignSummary> {
     let conn = &state.db.conn;
     let since = now - i64::from(days) * DAY_MS;
-    let ids: Vec<Uuid> = in_org::<campaign::Entity>(org)
-        .select_only()
-        .column(campaign::Column::Id)
-        .filter(campaign::Column::CreatedAt.gte(since))
-        .into_tuple()
-        .all(conn)
-        .await?;
-    let mut funnel = CampaignStats::default();
-    for chunk in ids.chunks(500) {
-        for s in crate::db::campaigns::stats(conn, chunk.to_vec())
-            .await?
-            .into_values()
-        {
-            funnel.sent += s.sent;
-            funnel.delivered += s.delivered;
-            funnel.read += s.read;
-            funnel.replied += s.replied;
-        }
-    }
-    let spend = recipient::Entity::find()
-        .select_only()
-        .column_as(sum_micros(), "total")
-        .filter(recipient::Column::OrganizationId.eq(org))
-        .filter(
-            recipient::Column::CampaignId.in_subquery(
-                Query::select()
-                    .column(campaign::Column::Id)
-                    .from(campaign::Entity)
-                    .and_where(campaign::Column::OrganizationId.eq(org))
-                    .and_where(campaign::Column::CreatedAt.gte(since))
-                    .to_owned(),
-            ),
-        )
-        .into_model::<Sum>()
-        .one(conn)
-        .await?
-        .and_then(|s| s.total)
-        .unwrap_or(0);
+    let since_q = || {
+        in_org::<campaign::Entity>(org)
+            .select_only()
+            .column(campaign::Column::Id)
+            .filter(campaign::Column::CreatedAt.gte(since))
+    };
+    let campaigns = since_q().count(conn).await?;
+    let counted = crate::db::campaigns::count_over(conn, since_q().into_query()).await?;
+    let (funnel, spend) = (counted.stats, counted.cost_micros);
     let pct = |n: u64| {
         if funnel.sent == 0 {
             0.0
@@ -214,7 +177,7 @@ pub(super) async fn summary(
     Ok(CampaignSummary {
         days,
         since: Timestamp::from_millis(since).0.date_naive().to_string(),
-        campaigns: ids.len() as u64,
+        campaigns,
         sent: funnel.sent,
         delivered_pct: pct(funnel.delivered),
         read_pct: pct(funnel.read),

@@ -3,7 +3,7 @@
 
 use crate::db::Unique;
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter};
+use sea_orm::{ConnectionTrait, EntityTrait};
 use uuid::Uuid;
 use wm_core::campaigns::{self as rules, Action, CampaignError, Facts, SendPlan};
 use wm_core::pricing::allowance_covered;
@@ -14,7 +14,7 @@ use wm_types::campaigns::{
 };
 use wm_types::{Money, Timestamp};
 
-use crate::db::entities::{campaign, organization, recipient, template};
+use crate::db::entities::{campaign, organization, template};
 use crate::error::{ApiError, ApiResult};
 use crate::services::{charges, sending, wallet};
 use crate::state::AppState;
@@ -79,10 +79,7 @@ pub(super) async fn facts(
     prepared: Option<&charges::Priced>,
     now: i64,
 ) -> ApiResult<Facts> {
-    let recipients = recipient::Entity::find()
-        .filter(recipient::Column::CampaignId.eq(c.id))
-        .count(conn)
-        .await?;
+    let recipients = crate::db::campaigns::count(conn, c.id).await?.stats.total;
     let t = template::Entity::find_by_id(c.template_id)
         .unique(conn)
         .await?;

@@ -3,11 +3,7 @@
 
 use std::collections::HashMap;
 
-use sea_orm::sea_query::{Expr, Func, SimpleExpr};
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
-    QuerySelect,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use uuid::Uuid;
 use wm_types::campaigns::{
     Campaign, CampaignPhoneNumber, CampaignTemplate, ErrorByReason, LastReply, RecipientContact,
@@ -17,6 +13,7 @@ use wm_types::enums::RecipientStatus;
 use wm_types::{Money, Timestamp};
 
 use crate::db::entities::{campaign, contact, phone_number, recipient, template};
+use crate::db::tallies::{self, Dim};
 use crate::error::ApiResult;
 
 use super::{status_of, variables_of};
@@ -45,11 +42,12 @@ pub(super) async fn views(
         .into_iter()
         .map(|p| (p.id, p))
         .collect();
-    let mut stats = crate::db::campaigns::stats(conn, ids).await?;
+    let mut counts = crate::db::campaigns::counts(conn, &ids).await?;
     let mut out = Vec::with_capacity(rows.len());
     for c in rows {
         let t = templates.get(&c.template_id);
         let p = numbers.get(&c.phone_number_id);
+        let counted = counts.remove(&c.id).unwrap_or_default();
         let mut v = Campaign {
             id: c.id,
             organization_id: c.organization_id,
@@ -85,36 +83,17 @@ pub(super) async fn views(
             },
             estimated_cost: None,
             real_cost: None,
-            stats: stats.remove(&c.id).unwrap_or_default(),
+            stats: counted.stats,
             errors_by_reason: None,
             last_replies: None,
         };
         if let Some(now) = detail_at {
+            v.real_cost = Some(Money(counted.cost_micros));
             add_detail(conn, c, &mut v, now).await?;
         }
         out.push(v);
     }
     Ok(out)
-}
-
-#[derive(FromQueryResult)]
-struct ReasonCount {
-    reason: Option<String>,
-    n: i64,
-}
-
-#[derive(FromQueryResult)]
-pub(super) struct Sum {
-    pub(super) total: Option<i64>,
-}
-
-/// `SUM(cost_micros)` as a BIGINT (PostgreSQL sums a bigint into a numeric).
-pub(super) fn sum_micros() -> SimpleExpr {
-    Func::cast_as(
-        Func::sum(Expr::col(recipient::Column::CostMicros)),
-        "BIGINT",
-    )
-    .into()
 }
 
 pub(super) async fn add_detail(
@@ -131,41 +110,25 @@ pub(super) async fn add_detail(
         let p = charges::price_all(conn, c, charges::READ_STEP, now).await?;
         (p.count > 0 || v.stats.total > 0).then_some(p.total)
     });
-    let real = recipient::Entity::find()
-        .select_only()
-        .column_as(sum_micros(), "total")
-        .filter(recipient::Column::CampaignId.eq(c.id))
-        .into_model::<Sum>()
-        .one(conn)
-        .await?
-        .and_then(|s| s.total)
-        .unwrap_or(0);
-    v.real_cost = Some(Money(real));
-    let reasons = recipient::Entity::find()
-        .select_only()
-        .column_as(recipient::Column::ErrorMessage, "reason")
-        .column_as(
-            SimpleExpr::from(Func::count(Expr::col(recipient::Column::Id))),
-            "n",
-        )
-        .filter(recipient::Column::CampaignId.eq(c.id))
-        .filter(recipient::Column::Status.eq(RecipientStatus::Failed))
-        .group_by(recipient::Column::ErrorMessage)
-        .into_model::<ReasonCount>()
-        .all(conn)
-        .await?;
+    let reasons = tallies::read(conn, Dim::RecipientFailure, &[c.id]).await?;
     let mut errors: Vec<ErrorByReason> = reasons
         .into_iter()
         .map(|r| ErrorByReason {
-            reason: r.reason.unwrap_or_else(|| "Unknown".into()),
+            reason: if r.key.is_empty() {
+                "Unknown".into()
+            } else {
+                r.key
+            },
             count: u64::try_from(r.n).unwrap_or(0),
         })
         .collect();
     errors.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
     v.errors_by_reason = Some(errors);
+    // The last replies through the partial index of replied recipients.
     let replies = recipient::Entity::find()
         .filter(recipient::Column::CampaignId.eq(c.id))
         .filter(recipient::Column::Status.eq(RecipientStatus::Replied))
+        .filter(recipient::Column::RepliedAt.is_not_null())
         .order_by_desc(recipient::Column::RepliedAt)
         .limit(5)
         .all(conn)

@@ -1,29 +1,28 @@
-//! Conversations: the list with its tabs and summary, the detail, the operator's status and
-//! assignee changes, and opening one when a contact writes.
+//! Conversations: the detail, the operator's status and assignee changes, and opening one
+//! when a contact writes; [`list`](mod@list) holds the list with its tabs and summary.
 
 use crate::db::Unique;
 use std::collections::HashMap;
 
-use sea_orm::sea_query::{Expr, Query};
+use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter,
+    QuerySelect,
 };
 use uuid::Uuid;
 use wm_types::Timestamp;
-use wm_types::common::PageMeta;
 use wm_types::contacts::{ChannelRef, UserRef};
-use wm_types::conversations::{
-    Conversation, ConversationContact, ConversationFilter, ConversationList, ConversationSummary,
-    ConversationTabs, InitiatedBy, ListConversationsQuery, UpdateConversation,
-};
+use wm_types::conversations::{Conversation, ConversationContact, InitiatedBy, UpdateConversation};
 use wm_types::enums::{ChannelType, ConversationStatus};
 
-use crate::auth::AuthContext;
-use crate::db::entities::{contact, conversation, organization, user};
+use crate::db::entities::{contact, conversation, user};
 use crate::db::tenant::{find_in_org, in_org};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+
+mod list;
+
+pub use list::list;
 
 const NOT_FOUND: &str = "Conversation";
 
@@ -93,8 +92,9 @@ async fn views(
         .collect())
 }
 
-/// Conversations on channels active in the organisation (others "simply return none").
-async fn active_channels(state: &AppState, org: Uuid) -> ApiResult<Condition> {
+/// Conversations on channels active in the organisation (others "simply return none"): the
+/// condition, and the active channel types.
+async fn active_channels(state: &AppState, org: Uuid) -> ApiResult<(Condition, Vec<ChannelType>)> {
     let l = state.lookups.get(&state.db.conn, org).await?;
     let types: Vec<ChannelType> = l
         .channels
@@ -102,161 +102,10 @@ async fn active_channels(state: &AppState, org: Uuid) -> ApiResult<Condition> {
         .filter(|c| c.active)
         .map(|c| c.channel_type)
         .collect();
-    Ok(Condition::all()
+    let active = Condition::all()
         .add(conversation::Column::OrganizationId.eq(org))
-        .add(conversation::Column::ChannelType.is_in(types)))
-}
-
-fn filters(base: Condition, org: Uuid, q: &ListConversationsQuery) -> Condition {
-    let mut c = base;
-    if let Some(s) = q.status {
-        c = c.add(conversation::Column::Status.eq(s));
-    }
-    if let Some(id) = q.channel_id {
-        c = c.add(conversation::Column::ChannelId.eq(id));
-    }
-    if let Some(t) = q.channel_type {
-        c = c.add(conversation::Column::ChannelType.eq(t));
-    }
-    if let Some(id) = q.contact_id {
-        c = c.add(conversation::Column::ContactId.eq(id));
-    }
-    if let Some(id) = q.assigned_to_user_id {
-        c = c.add(conversation::Column::AssignedToUserId.eq(id));
-    }
-    if let Some(text) = q.q.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-        c = c.add(
-            conversation::Column::ContactId.in_subquery(
-                Query::select()
-                    .column(contact::Column::Id)
-                    .from(contact::Entity)
-                    .and_where(contact::Column::OrganizationId.eq(org))
-                    .and_where(contact::Column::SearchText.like(crate::db::like_contains(text)))
-                    .to_owned(),
-            ),
-        );
-    }
-    c
-}
-
-fn tab(filter: ConversationFilter, me: Uuid) -> Condition {
-    let resolved = ConversationStatus::Resolved;
-    match filter {
-        ConversationFilter::Unassigned => Condition::all()
-            .add(conversation::Column::Status.ne(resolved))
-            .add(conversation::Column::AssignedToUserId.is_null()),
-        ConversationFilter::Mine => {
-            Condition::all().add(conversation::Column::AssignedToUserId.eq(me))
-        }
-        ConversationFilter::Resolved => {
-            Condition::all().add(conversation::Column::Status.eq(resolved))
-        }
-        ConversationFilter::All => Condition::all(),
-    }
-}
-
-/// `GET /conversations`: latest activity first.
-pub async fn list(
-    state: &AppState,
-    auth: &AuthContext,
-    q: &ListConversationsQuery,
-) -> ApiResult<ConversationList> {
-    let conn = &state.db.conn;
-    let org = auth.org_id;
-    let active = active_channels(state, org).await?;
-    let base = filters(active.clone(), org, q);
-    let count = |f: ConversationFilter| {
-        let c = base.clone().add(tab(f, auth.user_id));
-        async move { conversation::Entity::find().filter(c).count(conn).await }
-    };
-    let tabs = ConversationTabs {
-        all: count(ConversationFilter::All).await?,
-        unassigned: count(ConversationFilter::Unassigned).await?,
-        mine: count(ConversationFilter::Mine).await?,
-        resolved: count(ConversationFilter::Resolved).await?,
-    };
-    let filter = q.filter.unwrap_or_default();
-    let total = match filter {
-        ConversationFilter::All => tabs.all,
-        ConversationFilter::Unassigned => tabs.unassigned,
-        ConversationFilter::Mine => tabs.mine,
-        ConversationFilter::Resolved => tabs.resolved,
-    };
-    let (page, page_size) = (q.page.unwrap_or(1), q.page_size.unwrap_or(20));
-    let rows = conversation::Entity::find()
-        .filter(base.add(tab(filter, auth.user_id)))
-        .order_by_desc(conversation::Column::UpdatedAt)
-        .order_by_desc(conversation::Column::Id)
-        .offset(crate::db::offset(page, page_size))
-        .limit(page_size)
-        .all(conn)
-        .await?;
-    let data = views(conn, rows).await?;
-    let summary = summary(state, org, active).await?;
-    Ok(ConversationList {
-        data,
-        meta: PageMeta::new(page, page_size, total),
-        tabs,
-        summary,
-    })
-}
-
-async fn summary(state: &AppState, org: Uuid, active: Condition) -> ApiResult<ConversationSummary> {
-    let conn = &state.db.conn;
-    let tz = organization::Entity::find_by_id(org)
-        .unique(conn)
-        .await?
-        .map(|o| o.timezone)
-        .unwrap_or_else(|| "UTC".into());
-    let now = state.clock.now();
-    let (today, yesterday) = wm_core::time::day_starts(&tz, now);
-    let count = |c: Condition| {
-        let c = active.clone().add(c);
-        async move { conversation::Entity::find().filter(c).count(conn).await }
-    };
-    let between = |col: conversation::Column, from: i64, to: Option<i64>| {
-        let mut c = Condition::all().add(col.gte(from));
-        if let Some(to) = to {
-            c = c.add(col.lt(to));
-        }
-        c
-    };
-    let waiting: Option<i64> = conversation::Entity::find()
-        .select_only()
-        .column(conversation::Column::UpdatedAt)
-        .filter(active.clone())
-        .filter(
-            conversation::Column::Status
-                .is_in([ConversationStatus::Open, ConversationStatus::Pending]),
-        )
-        .order_by_asc(conversation::Column::UpdatedAt)
-        .into_tuple()
-        .one(conn)
-        .await?;
-    Ok(ConversationSummary {
-        open: count(
-            Condition::all().add(conversation::Column::Status.eq(ConversationStatus::Open)),
-        )
-        .await?,
-        new_in_period: count(between(conversation::Column::CreatedAt, today, None)).await?,
-        new_in_previous_period: count(between(
-            conversation::Column::CreatedAt,
-            yesterday,
-            Some(today),
-        ))
-        .await?,
-        unassigned: count(tab(ConversationFilter::Unassigned, Uuid::nil())).await?,
-        oldest_waiting_minutes: waiting
-            .map(|t| u64::try_from((now.timestamp_millis() - t) / 60_000).unwrap_or(0))
-            .unwrap_or(0),
-        resolved_today: count(between(conversation::Column::ResolvedAt, today, None)).await?,
-        resolved_yesterday: count(between(
-            conversation::Column::ResolvedAt,
-            yesterday,
-            Some(today),
-        ))
-        .await?,
-    })
+        .add(conversation::Column::ChannelType.is_in(types.clone()));
+    Ok((active, types))
 }
 
 /// One conversation as the API shows it.
@@ -269,7 +118,7 @@ async fn view(conn: &impl ConnectionTrait, row: conversation::Model) -> ApiResul
 
 /// `GET /conversations/{id}`.
 pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Conversation> {
-    let active = active_channels(state, org).await?;
+    let (active, _) = active_channels(state, org).await?;
     let row = conversation::Entity::find()
         .filter(active)
         .filter(conversation::Column::Id.eq(id))
