@@ -8,7 +8,7 @@ use wm_types::Timestamp;
 use wm_types::contacts::LastConversation;
 
 use super::entities::conversation;
-use super::tenant::in_org;
+use super::tenant::in_org_by;
 
 /// The latest conversation of each contact (for list items' `lastConversation`).
 pub async fn latest_of(
@@ -20,7 +20,7 @@ pub async fn latest_of(
     if contacts.is_empty() {
         return Ok(out);
     }
-    let rows = in_org::<conversation::Entity>(org)
+    let rows = in_org_by::<conversation::Entity>(conn.get_database_backend(), org)
         .filter(conversation::Column::ContactId.is_in(contacts))
         .order_by_desc(conversation::Column::UpdatedAt)
         .all(conn)

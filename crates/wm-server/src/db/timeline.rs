@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use sea_orm::sea_query::{Alias, Expr, Order, Query, SelectStatement, UnionType};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, FromQueryResult,
     PaginatorTrait, QueryFilter, StatementBuilder,
 };
 use uuid::Uuid;
@@ -15,7 +15,7 @@ use wm_types::contacts::{
 };
 
 use super::entities::{campaign, conversation, recipient, timeline_entry};
-use super::tenant::in_org;
+use super::tenant::{in_org_by, org_guard};
 
 /// Records an entry.
 pub async fn add(
@@ -62,13 +62,15 @@ struct Row {
     source: String,
 }
 
-fn own_entries(org: Uuid, contact: Uuid, only: Option<&str>) -> SelectStatement {
+// A contact's rows are found through its own indexes; the organisation only guards them.
+
+fn own_entries(b: DbBackend, org: Uuid, contact: Uuid, only: Option<&str>) -> SelectStatement {
     let mut q = Query::select();
     q.expr_as(Expr::col(timeline_entry::Column::Id), Alias::new("id"))
         .expr_as(Expr::col(timeline_entry::Column::At), Alias::new("at"))
         .expr_as(Expr::val("entry"), Alias::new("source"))
         .from(timeline_entry::Entity)
-        .and_where(timeline_entry::Column::OrganizationId.eq(org))
+        .and_where(org_guard::<timeline_entry::Entity>(b, org))
         .and_where(timeline_entry::Column::ContactId.eq(contact));
     if let Some(t) = only {
         q.and_where(timeline_entry::Column::EntryType.eq(t));
@@ -76,24 +78,24 @@ fn own_entries(org: Uuid, contact: Uuid, only: Option<&str>) -> SelectStatement 
     q
 }
 
-fn conversation_entries(org: Uuid, contact: Uuid) -> SelectStatement {
+fn conversation_entries(b: DbBackend, org: Uuid, contact: Uuid) -> SelectStatement {
     Query::select()
         .expr_as(Expr::col(conversation::Column::Id), Alias::new("id"))
         .expr_as(Expr::col(conversation::Column::CreatedAt), Alias::new("at"))
         .expr_as(Expr::val("conversation"), Alias::new("source"))
         .from(conversation::Entity)
-        .and_where(conversation::Column::OrganizationId.eq(org))
+        .and_where(org_guard::<conversation::Entity>(b, org))
         .and_where(conversation::Column::ContactId.eq(contact))
         .to_owned()
 }
 
-fn campaign_entries(org: Uuid, contact: Uuid) -> SelectStatement {
+fn campaign_entries(b: DbBackend, org: Uuid, contact: Uuid) -> SelectStatement {
     Query::select()
         .expr_as(Expr::col(recipient::Column::Id), Alias::new("id"))
         .expr_as(Expr::col(recipient::Column::CreatedAt), Alias::new("at"))
         .expr_as(Expr::val("campaign"), Alias::new("source"))
         .from(recipient::Entity)
-        .and_where(recipient::Column::OrganizationId.eq(org))
+        .and_where(org_guard::<recipient::Entity>(b, org))
         .and_where(recipient::Column::ContactId.eq(contact))
         .to_owned()
 }
@@ -114,30 +116,31 @@ pub async fn page(
     };
     let with_campaigns = matches!(filter, TimelineFilter::All | TimelineFilter::Campaigns);
     let with_conversations = matches!(filter, TimelineFilter::All | TimelineFilter::Conversations);
+    let b = conn.get_database_backend();
     let mut total = 0;
     let mut parts: Vec<SelectStatement> = Vec::new();
     if let Some(only) = own_filter {
-        let mut q = in_org::<timeline_entry::Entity>(org)
+        let mut q = in_org_by::<timeline_entry::Entity>(b, org)
             .filter(timeline_entry::Column::ContactId.eq(contact));
         if let Some(t) = only {
             q = q.filter(timeline_entry::Column::EntryType.eq(t));
         }
         total += q.count(conn).await?;
-        parts.push(own_entries(org, contact, only));
+        parts.push(own_entries(b, org, contact, only));
     }
     if with_campaigns {
-        total += in_org::<recipient::Entity>(org)
+        total += in_org_by::<recipient::Entity>(b, org)
             .filter(recipient::Column::ContactId.eq(contact))
             .count(conn)
             .await?;
-        parts.push(campaign_entries(org, contact));
+        parts.push(campaign_entries(b, org, contact));
     }
     if with_conversations {
-        total += in_org::<conversation::Entity>(org)
+        total += in_org_by::<conversation::Entity>(b, org)
             .filter(conversation::Column::ContactId.eq(contact))
             .count(conn)
             .await?;
-        parts.push(conversation_entries(org, contact));
+        parts.push(conversation_entries(b, org, contact));
     }
     let mut parts = parts.into_iter();
     let Some(mut q) = parts.next() else {

@@ -18,6 +18,7 @@ use wm_types::contacts::{ListContactsQuery, OwnerFilter};
 use super::counts::{DAY_MS, Group};
 use crate::db::entities::{contact, contact_tag, identity};
 use crate::db::like_contains;
+use crate::db::tenant::org_guard;
 
 /// The text searched for (`q` and `search`), trimmed, without the empty ones.
 pub fn needles(q: &ListContactsQuery) -> Vec<String> {
@@ -153,9 +154,7 @@ impl<'a> Filters<'a> {
         if with_org {
             c = c.add(match self.plan {
                 // `+col` keeps SQLite from planning through the organisation's indexes.
-                SearchPlan::Trigrams => {
-                    Expr::cust_with_values("+\"contacts\".\"organization_id\" = ?", [self.org])
-                }
+                SearchPlan::Trigrams => org_guard::<contact::Entity>(DbBackend::Sqlite, self.org),
                 SearchPlan::Plain => col(contact::Column::OrganizationId).eq(self.org),
             });
         }

@@ -24,8 +24,9 @@ use wm_types::enums::ChannelType;
 use wm_types::enums::ErrorCode;
 use wm_types::events::{ContactEventData, EventKind};
 
-use crate::db::entities::{contact, organization};
+use crate::db::entities::{contact, conversation, organization, recipient};
 use crate::db::lookups::OrgLookups;
+use crate::db::tenant::in_org_by;
 use crate::db::{self, contacts::Shape};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -323,17 +324,17 @@ pub async fn delete(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<()> {
     let row = crate::db::tenant::find_locked::<contact::Entity>(&*txn, org, id)
         .await?
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))?;
-    let has_campaigns = crate::db::tenant::in_org::<crate::db::entities::recipient::Entity>(org)
-        .filter(crate::db::entities::recipient::Column::ContactId.eq(id))
+    let backend = txn.get_database_backend();
+    let has_campaigns = in_org_by::<recipient::Entity>(backend, org)
+        .filter(recipient::Column::ContactId.eq(id))
         .count(&*txn)
         .await?
         > 0;
-    let has_conversations =
-        crate::db::tenant::in_org::<crate::db::entities::conversation::Entity>(org)
-            .filter(crate::db::entities::conversation::Column::ContactId.eq(id))
-            .count(&*txn)
-            .await?
-            > 0;
+    let has_conversations = in_org_by::<conversation::Entity>(backend, org)
+        .filter(conversation::Column::ContactId.eq(id))
+        .count(&*txn)
+        .await?
+        > 0;
     if row.open_deals > 0 || has_campaigns || has_conversations {
         return Err(ApiError::business(
             StatusCode::CONFLICT,

@@ -22,13 +22,14 @@ use wm_types::enums::{ChannelType, ConversationStatus};
 
 use crate::auth::AuthContext;
 use crate::db::Unique;
-use crate::db::contacts::filter::search_terms;
+use crate::db::contacts::filter::{search_terms, trigram_query};
 use crate::db::entities::{contact, conversation, organization};
 use crate::db::tallies::{self, Dim, conversation_key};
+use crate::db::tenant::org_guard;
 use crate::error::ApiResult;
 use crate::state::AppState;
 
-use super::{active_channels, views};
+use super::{active_types, on_types, views};
 
 /// The filters of the query other than the tab, on the conversations of active channels
 /// (`base`).
@@ -55,12 +56,19 @@ fn filters(
         c = c.add(conversation::Column::AssignedToUserId.eq(id));
     }
     if let Some(text) = search(q) {
+        // SQLite finds the contacts through its trigram index (three characters or more),
+        // which the organisation then only guards.
+        let fts = backend == DbBackend::Sqlite && trigram_query(text).is_some();
         let mut found = Query::select();
         found
             .column(contact::Column::Id)
             .from(contact::Entity)
-            .and_where(contact::Column::OrganizationId.eq(org));
-        for t in search_terms(backend == DbBackend::Sqlite, text) {
+            .and_where(if fts {
+                org_guard::<contact::Entity>(backend, org)
+            } else {
+                contact::Column::OrganizationId.eq(org).into()
+            });
+        for t in search_terms(fts, text) {
             found.and_where(t);
         }
         c = c.add(conversation::Column::ContactId.in_subquery(found));
@@ -132,7 +140,38 @@ async fn groups(
         .collect())
 }
 
-/// The tabs from the tallies, when the filters are all ones the tallies are kept by.
+/// The conversations `c` selects, grouped as the tallies are.
+async fn grouped(conn: &impl ConnectionTrait, c: Condition) -> ApiResult<Vec<Group>> {
+    let rows: Vec<(ChannelType, Uuid, ConversationStatus, Option<Uuid>, i64)> =
+        conversation::Entity::find()
+            .select_only()
+            .column(conversation::Column::ChannelType)
+            .column(conversation::Column::ChannelId)
+            .column(conversation::Column::Status)
+            .column(conversation::Column::AssignedToUserId)
+            .column_as(conversation::Column::Id.count(), "n")
+            .filter(c)
+            .group_by(conversation::Column::ChannelType)
+            .group_by(conversation::Column::ChannelId)
+            .group_by(conversation::Column::Status)
+            .group_by(conversation::Column::AssignedToUserId)
+            .into_tuple()
+            .all(conn)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(t, channel, status, assignee, n)| Group {
+            channel_type: Some(t),
+            channel: Some(channel),
+            status: Some(status),
+            assignee,
+            n: u64::try_from(n).unwrap_or(0),
+        })
+        .collect())
+}
+
+/// The tabs of `groups` under the query's filters: the tallies' (kept by channel, status and
+/// assignee), or the groups of a narrower filter's conversations.
 fn tabs_of(groups: &[Group], q: &ListConversationsQuery, me: Uuid) -> ConversationTabs {
     let chosen: Vec<&Group> = groups
         .iter()
@@ -158,23 +197,16 @@ pub async fn list(
 ) -> ApiResult<ConversationList> {
     let conn = &state.db.conn;
     let org = auth.org_id;
-    let (active, types) = active_channels(state, org).await?;
-    let base = filters(conn.get_database_backend(), active.clone(), org, q);
-    let groups = groups(conn, org, &types).await?;
-    let tabs = if q.contact_id.is_none() && search(q).is_none() {
-        tabs_of(&groups, q, auth.user_id)
+    let backend = conn.get_database_backend();
+    let types = active_types(state, org).await?;
+    // A contact's conversations, or a search's: few, found and counted where they stand.
+    let narrow = q.contact_id.is_some() || search(q).is_some();
+    let base = filters(backend, on_types(backend, org, &types, narrow), org, q);
+    let everyone = groups(conn, org, &types).await?;
+    let tabs = if narrow {
+        tabs_of(&grouped(conn, base.clone()).await?, q, auth.user_id)
     } else {
-        // A contact's conversations, or a search's: few, counted where they stand.
-        let count = |f: ConversationFilter| {
-            let c = base.clone().add(tab(f, auth.user_id));
-            async move { conversation::Entity::find().filter(c).count(conn).await }
-        };
-        ConversationTabs {
-            all: count(ConversationFilter::All).await?,
-            unassigned: count(ConversationFilter::Unassigned).await?,
-            mine: count(ConversationFilter::Mine).await?,
-            resolved: count(ConversationFilter::Resolved).await?,
-        }
+        tabs_of(&everyone, q, auth.user_id)
     };
     let filter = q.filter.unwrap_or_default();
     let total = match filter {
@@ -198,7 +230,7 @@ pub async fn list(
             .await?
     };
     let data = views(conn, rows).await?;
-    let summary = summary(state, org, active, &groups).await?;
+    let summary = summary(state, org, on_types(backend, org, &types, false), &everyone).await?;
     Ok(ConversationList {
         data,
         meta: PageMeta::new(page, page_size, total),

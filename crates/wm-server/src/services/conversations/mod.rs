@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter,
+    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DbBackend, EntityTrait, QueryFilter,
     QuerySelect,
 };
 use uuid::Uuid;
@@ -16,7 +16,7 @@ use wm_types::conversations::{Conversation, ConversationContact, InitiatedBy, Up
 use wm_types::enums::{ChannelType, ConversationStatus};
 
 use crate::db::entities::{contact, conversation, user};
-use crate::db::tenant::{find_in_org, in_org};
+use crate::db::tenant::{find_in_org, in_org_by, org_guard};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 
@@ -92,20 +92,29 @@ async fn views(
         .collect())
 }
 
-/// Conversations on channels active in the organisation (others "simply return none"): the
-/// condition, and the active channel types.
-async fn active_channels(state: &AppState, org: Uuid) -> ApiResult<(Condition, Vec<ChannelType>)> {
+/// The channel types active in the organisation: conversations on the others "simply
+/// return none".
+async fn active_types(state: &AppState, org: Uuid) -> ApiResult<Vec<ChannelType>> {
     let l = state.lookups.get(&state.db.conn, org).await?;
-    let types: Vec<ChannelType> = l
-        .channels
+    Ok(l.channels
         .iter()
         .filter(|c| c.active)
         .map(|c| c.channel_type)
-        .collect();
-    let active = Condition::all()
-        .add(conversation::Column::OrganizationId.eq(org))
-        .add(conversation::Column::ChannelType.is_in(types.clone()));
-    Ok((active, types))
+        .collect())
+}
+
+/// The organisation's conversations on `types`; `narrow` when the caller's own filter (a
+/// contact, a search) finds the rows, which the organisation then only guards
+/// (`db::tenant::org_guard`).
+fn on_types(backend: DbBackend, org: Uuid, types: &[ChannelType], narrow: bool) -> Condition {
+    let org = if narrow {
+        org_guard::<conversation::Entity>(backend, org)
+    } else {
+        conversation::Column::OrganizationId.eq(org)
+    };
+    Condition::all()
+        .add(org)
+        .add(conversation::Column::ChannelType.is_in(types.iter().copied()))
 }
 
 /// One conversation as the API shows it.
@@ -118,9 +127,9 @@ async fn view(conn: &impl ConnectionTrait, row: conversation::Model) -> ApiResul
 
 /// `GET /conversations/{id}`.
 pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Conversation> {
-    let (active, _) = active_channels(state, org).await?;
+    let types = active_types(state, org).await?;
     let row = conversation::Entity::find()
-        .filter(active)
+        .filter(on_types(state.db.backend(), org, &types, false))
         .filter(conversation::Column::Id.eq(id))
         .one(&state.db.conn)
         .await?
@@ -187,7 +196,7 @@ pub async fn touch_from_contact(
             .unique(conn)
             .await?;
     }
-    let open = in_org::<conversation::Entity>(org)
+    let open = in_org_by::<conversation::Entity>(conn.get_database_backend(), org)
         .filter(conversation::Column::ContactId.eq(contact))
         .filter(conversation::Column::ChannelId.eq(channel))
         .filter(conversation::Column::Status.eq(ConversationStatus::Open))
