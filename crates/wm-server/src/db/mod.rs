@@ -79,6 +79,27 @@ pub async fn fold_deltas(
     Ok(folded)
 }
 
+/// The rows of `E` whose ids are `ids`, in that order: a page whose ids an ordered index gave
+/// (skipping index entries, never rows) is then read by primary key.
+pub async fn rows_in_order<E: tenant::TenantEntity>(
+    conn: &impl sea_orm::ConnectionTrait,
+    ids: Vec<uuid::Uuid>,
+    id_of: fn(&E::Model) -> uuid::Uuid,
+) -> Result<Vec<E::Model>, sea_orm::DbErr> {
+    use sea_orm::{ColumnTrait, QueryFilter};
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let at: std::collections::HashMap<uuid::Uuid, usize> =
+        ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    let mut rows = E::find()
+        .filter(E::id_column().is_in(ids))
+        .all(conn)
+        .await?;
+    rows.sort_by_key(|r| at.get(&id_of(r)).copied());
+    Ok(rows)
+}
+
 /// `COALESCE(SUM(CASE WHEN c THEN 1 ELSE 0 END), 0)`: how many rows match `c`, so that
 /// several counts over the same rows (a list's tabs) come from one query.
 pub fn count_if(c: sea_orm::Condition) -> sea_orm::sea_query::SimpleExpr {

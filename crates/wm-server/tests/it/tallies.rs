@@ -449,8 +449,28 @@ async fn conversation_tabs_match_the_rows_under_every_filter() {
         }
         tallies::fold(&app.state.db.conn).await.expect("fold");
     }
-    // A search finds its contacts through their index, and counts where it stands.
+    // A search finds its contacts through their index, and counts and pages where it
+    // stands, in the list's order.
     let l = org.get("/conversations?q=person%204").await.ok(200);
     assert_eq!(l["tabs"]["all"], 1);
     assert_eq!(l["data"][0]["id"], ids[4].as_str());
+    let order = crate::support::ids(&org.get("/conversations?filter=unassigned").await.ok(200));
+    assert_eq!(order.len(), 2);
+    let second = org
+        .get("/conversations?q=person&filter=unassigned&pageSize=1&page=2")
+        .await
+        .ok(200);
+    assert_eq!(second["meta"]["total"], 2);
+    assert_eq!(crate::support::ids(&second), vec![order[1].clone()]);
+    let beyond = org
+        .get("/conversations?q=person&pageSize=10&page=2")
+        .await
+        .ok(200);
+    assert_eq!(
+        (
+            beyond["meta"]["total"].as_u64(),
+            beyond["data"].as_array().map(Vec::len)
+        ),
+        (Some(6), Some(0))
+    );
 }

@@ -8,8 +8,7 @@
 
 use sea_orm::sea_query::{Alias, Expr, Query, SelectStatement, SimpleExpr};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DbBackend, DbErr, EntityTrait, ExprTrait,
-    FromQueryResult, Order, QueryFilter,
+    Condition, ConnectionTrait, DbBackend, DbErr, EntityTrait, ExprTrait, FromQueryResult, Order,
 };
 use uuid::Uuid;
 use wm_core::tags::tag_key;
@@ -81,22 +80,6 @@ pub struct Match {
     pub stage: Option<Uuid>,
     /// Whether it gave consent.
     pub consent: bool,
-}
-
-/// The contacts of `ids`, in that order.
-pub async fn in_order(
-    conn: &impl ConnectionTrait,
-    ids: Vec<Uuid>,
-) -> Result<Vec<contact::Model>, DbErr> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut rows = contact::Entity::find()
-        .filter(contact::Column::Id.is_in(ids.clone()))
-        .all(conn)
-        .await?;
-    rows.sort_by_key(|r| ids.iter().position(|id| *id == r.id));
-    Ok(rows)
 }
 
 /// The contacts a list's filters select (other than the tab).
@@ -311,7 +294,7 @@ impl<'a> Filters<'a> {
             .into_iter()
             .map(|r| r.id)
             .collect();
-        in_order(conn, ids).await
+        crate::db::rows_in_order::<contact::Entity>(conn, ids, |c| c.id).await
     }
 
     /// A tag's or a channel's page, read in order from the rows that copy their contact's

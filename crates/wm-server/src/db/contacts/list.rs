@@ -311,7 +311,8 @@ pub async fn list(
         m.sort_unstable_by_key(|c| std::cmp::Reverse((c.created_at, c.id)));
         let at = usize::try_from(offset).unwrap_or(usize::MAX);
         let n = usize::try_from(page_size).unwrap_or(usize::MAX);
-        filter::in_order(conn, m.iter().skip(at).take(n).map(|c| c.id).collect()).await?
+        let ids = m.iter().skip(at).take(n).map(|c| c.id).collect();
+        crate::db::rows_in_order::<contact::Entity>(conn, ids, |c| c.id).await?
     } else {
         filters
             .page(

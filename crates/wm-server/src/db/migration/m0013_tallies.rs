@@ -297,13 +297,13 @@ impl MigrationTrait for Migration {
                 .to_owned(),
         )
         .await?;
-        m.drop_index(
-            Index::drop()
-                .name("ix_recipients_campaign_status")
-                .table("campaign_recipients")
-                .to_owned(),
-        )
-        .await?;
+        for (name, table) in [
+            ("ix_recipients_campaign_status", "campaign_recipients"),
+            ("ix_conversations_org_updated", "conversations"),
+        ] {
+            m.drop_index(Index::drop().name(name).table(table).to_owned())
+                .await?;
+        }
         for (name, table, cols) in [
             // The recipients list in the audience's order: all of them (the status rides
             // along for a filter of several), or one status.
@@ -317,7 +317,13 @@ impl MigrationTrait for Migration {
                 "campaign_recipients",
                 &["campaign_id", "status", "created_at", "id"][..],
             ),
-            // The conversation summary's periods, and the tabs' pages newest first.
+            // The conversation list's page (ids first), the summary's periods, and the
+            // tabs' pages, latest activity first.
+            (
+                "ix_conversations_list",
+                "conversations",
+                &["organization_id", "updated_at", "id"][..],
+            ),
             (
                 "ix_conversations_org_created",
                 "conversations",

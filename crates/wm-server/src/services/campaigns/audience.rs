@@ -116,15 +116,7 @@ async fn recipient_page(
         .into_tuple()
         .all(conn)
         .await?;
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut rows = recipient::Entity::find()
-        .filter(recipient::Column::Id.is_in(ids.clone()))
-        .all(conn)
-        .await?;
-    rows.sort_by_key(|r| ids.iter().position(|id| *id == r.id));
-    Ok(rows)
+    crate::db::rows_in_order::<recipient::Entity>(conn, ids, |r| r.id).await
 }
 
 #[derive(FromQueryResult)]

@@ -9,8 +9,8 @@
 
 use sea_orm::sea_query::Query;
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DbBackend, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect,
+    ColumnTrait, Condition, ConnectionTrait, DbBackend, EntityTrait, FromQueryResult,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
 use wm_types::common::PageMeta;
@@ -66,7 +66,7 @@ fn filters(
             .and_where(if fts {
                 org_guard::<contact::Entity>(backend, org)
             } else {
-                contact::Column::OrganizationId.eq(org).into()
+                contact::Column::OrganizationId.eq(org)
             });
         for t in search_terms(fts, text) {
             found.and_where(t);
@@ -97,6 +97,7 @@ fn tab(filter: ConversationFilter, me: Uuid) -> Condition {
 }
 
 /// Conversations of one channel type, channel, status and assignee.
+#[derive(Debug)]
 struct Group {
     channel_type: Option<ChannelType>,
     channel: Option<Uuid>,
@@ -106,72 +107,65 @@ struct Group {
 }
 
 impl Group {
-    fn unassigned(&self) -> bool {
-        self.status != Some(ConversationStatus::Resolved) && self.assignee.is_none()
+    fn in_tab(&self, tab: ConversationFilter, me: Uuid) -> bool {
+        let resolved = self.status == Some(ConversationStatus::Resolved);
+        match tab {
+            ConversationFilter::Unassigned => !resolved && self.assignee.is_none(),
+            ConversationFilter::Mine => self.assignee == Some(me),
+            ConversationFilter::Resolved => resolved,
+            _ => true,
+        }
     }
 
-    fn resolved(&self) -> bool {
-        self.status == Some(ConversationStatus::Resolved)
+    fn on(&self, active: &[ChannelType]) -> bool {
+        self.channel_type.is_some_and(|t| active.contains(&t))
     }
 }
 
-/// The organisation's conversations on `active` channel types, by channel, status and
-/// assignee, from the tallies.
-async fn groups(
-    conn: &impl ConnectionTrait,
-    org: Uuid,
-    active: &[ChannelType],
-) -> ApiResult<Vec<Group>> {
+/// The organisation's conversations by channel, status and assignee, from the tallies.
+async fn groups(conn: &impl ConnectionTrait, org: Uuid) -> ApiResult<Vec<Group>> {
     Ok(tallies::read(conn, Dim::Conversation, &[org])
         .await?
         .into_iter()
         .filter_map(|t| {
             let k = conversation_key(&t.key)?;
-            let channel_type = ChannelType::parse(k.channel_type);
             Some(Group {
-                channel_type,
+                channel_type: ChannelType::parse(k.channel_type),
                 channel: k.channel,
                 status: ConversationStatus::parse(k.status),
                 assignee: k.assignee,
                 n: u64::try_from(t.n).unwrap_or(0),
             })
         })
-        .filter(|g| g.channel_type.is_some_and(|t| active.contains(&t)))
         .collect())
 }
 
-/// The conversations `c` selects, grouped as the tallies are.
-async fn grouped(conn: &impl ConnectionTrait, c: Condition) -> ApiResult<Vec<Group>> {
-    let rows: Vec<(ChannelType, Uuid, ConversationStatus, Option<Uuid>, i64)> =
-        conversation::Entity::find()
-            .select_only()
-            .column(conversation::Column::ChannelType)
-            .column(conversation::Column::ChannelId)
-            .column(conversation::Column::Status)
-            .column(conversation::Column::AssignedToUserId)
-            .column_as(conversation::Column::Id.count(), "n")
-            .filter(c)
-            .group_by(conversation::Column::ChannelType)
-            .group_by(conversation::Column::ChannelId)
-            .group_by(conversation::Column::Status)
-            .group_by(conversation::Column::AssignedToUserId)
-            .into_tuple()
-            .all(conn)
-            .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(t, channel, status, assignee, n)| Group {
-            channel_type: Some(t),
-            channel: Some(channel),
-            status: Some(status),
-            assignee,
-            n: u64::try_from(n).unwrap_or(0),
-        })
-        .collect())
+/// A conversation a narrow filter (a contact, a search) selects: what its tab and its place
+/// in the page need.
+#[derive(FromQueryResult)]
+struct Light {
+    id: Uuid,
+    updated_at: i64,
+    channel_type: ChannelType,
+    channel_id: Uuid,
+    status: ConversationStatus,
+    assigned_to_user_id: Option<Uuid>,
+}
+
+impl Light {
+    fn group(&self) -> Group {
+        Group {
+            channel_type: Some(self.channel_type),
+            channel: Some(self.channel_id),
+            status: Some(self.status),
+            assignee: self.assigned_to_user_id,
+            n: 1,
+        }
+    }
 }
 
 /// The tabs of `groups` under the query's filters: the tallies' (kept by channel, status and
-/// assignee), or the groups of a narrower filter's conversations.
+/// assignee), or a narrow filter's conversations, one group each.
 fn tabs_of(groups: &[Group], q: &ListConversationsQuery, me: Uuid) -> ConversationTabs {
     let chosen: Vec<&Group> = groups
         .iter()
@@ -180,12 +174,18 @@ fn tabs_of(groups: &[Group], q: &ListConversationsQuery, me: Uuid) -> Conversati
         .filter(|g| q.channel_type.is_none_or(|t| g.channel_type == Some(t)))
         .filter(|g| q.assigned_to_user_id.is_none_or(|u| g.assignee == Some(u)))
         .collect();
-    let sum = |f: &dyn Fn(&Group) -> bool| chosen.iter().filter(|g| f(g)).map(|g| g.n).sum();
+    let sum = |tab| {
+        chosen
+            .iter()
+            .filter(|g| g.in_tab(tab, me))
+            .map(|g| g.n)
+            .sum()
+    };
     ConversationTabs {
-        all: sum(&|_| true),
-        unassigned: sum(&Group::unassigned),
-        mine: sum(&|g| g.assignee == Some(me)),
-        resolved: sum(&Group::resolved),
+        all: sum(ConversationFilter::All),
+        unassigned: sum(ConversationFilter::Unassigned),
+        mine: sum(ConversationFilter::Mine),
+        resolved: sum(ConversationFilter::Resolved),
     }
 }
 
@@ -196,47 +196,81 @@ pub async fn list(
     q: &ListConversationsQuery,
 ) -> ApiResult<ConversationList> {
     let conn = &state.db.conn;
-    let org = auth.org_id;
     let backend = conn.get_database_backend();
+    let (org, me) = (auth.org_id, auth.user_id);
     let types = active_types(state, org).await?;
-    // A contact's conversations, or a search's: few, found and counted where they stand.
-    let narrow = q.contact_id.is_some() || search(q).is_some();
-    let base = filters(backend, on_types(backend, org, &types, narrow), org, q);
-    let everyone = groups(conn, org, &types).await?;
-    let tabs = if narrow {
-        tabs_of(&grouped(conn, base.clone()).await?, q, auth.user_id)
-    } else {
-        tabs_of(&everyone, q, auth.user_id)
-    };
+    let all = groups(conn, org).await?;
+    // Conversations on inactive channel types are left out; when the organisation has none,
+    // the condition is left off, so a page is read from the organisation's index alone.
+    let only = all.iter().any(|g| !g.on(&types)).then_some(&types[..]);
+    let everyone: Vec<Group> = all.into_iter().filter(|g| g.on(&types)).collect();
     let filter = q.filter.unwrap_or_default();
-    let total = match filter {
-        ConversationFilter::All => tabs.all,
-        ConversationFilter::Unassigned => tabs.unassigned,
-        ConversationFilter::Mine => tabs.mine,
-        ConversationFilter::Resolved => tabs.resolved,
-    };
     let (page, page_size) = (q.page.unwrap_or(1), q.page_size.unwrap_or(20));
     let offset = crate::db::offset(page, page_size);
-    let rows = if offset >= total {
-        Vec::new()
-    } else {
-        conversation::Entity::find()
-            .filter(base.add(tab(filter, auth.user_id)))
-            .order_by_desc(conversation::Column::UpdatedAt)
-            .order_by_desc(conversation::Column::Id)
-            .offset(offset)
-            .limit(page_size)
+    let at = usize::try_from(offset).unwrap_or(usize::MAX);
+    let n = usize::try_from(page_size).unwrap_or(usize::MAX);
+    let (tabs, ids) = if q.contact_id.is_some() || search(q).is_some() {
+        // A contact's conversations, or a search's: few, read once for both the tabs and
+        // the page.
+        let base = filters(backend, on_types(backend, org, only, true), org, q);
+        let q_light = Query::select()
+            .columns([
+                conversation::Column::Id,
+                conversation::Column::UpdatedAt,
+                conversation::Column::ChannelType,
+                conversation::Column::ChannelId,
+                conversation::Column::Status,
+                conversation::Column::AssignedToUserId,
+            ])
+            .from(conversation::Entity)
+            .cond_where(base)
+            .to_owned();
+        let mut light = Light::find_by_statement(backend.build(&q_light))
             .all(conn)
-            .await?
+            .await?;
+        let groups: Vec<Group> = light.iter().map(Light::group).collect();
+        light.retain(|l| l.group().in_tab(filter, me));
+        light.sort_unstable_by_key(|l| std::cmp::Reverse((l.updated_at, l.id)));
+        let ids = light.iter().skip(at).take(n).map(|l| l.id).collect();
+        (tabs_of(&groups, q, me), ids)
+    } else {
+        let tabs = tabs_of(&everyone, q, me);
+        let base = filters(backend, on_types(backend, org, only, false), org, q);
+        let ids: Vec<Uuid> = if offset >= tab_total(&tabs, filter) {
+            Vec::new()
+        } else {
+            conversation::Entity::find()
+                .select_only()
+                .column(conversation::Column::Id)
+                .filter(base.add(tab(filter, me)))
+                .order_by_desc(conversation::Column::UpdatedAt)
+                .order_by_desc(conversation::Column::Id)
+                .offset(offset)
+                .limit(page_size)
+                .into_tuple()
+                .all(conn)
+                .await?
+        };
+        (tabs, ids)
     };
+    let rows = crate::db::rows_in_order::<conversation::Entity>(conn, ids, |c| c.id).await?;
     let data = views(conn, rows).await?;
-    let summary = summary(state, org, on_types(backend, org, &types, false), &everyone).await?;
+    let summary = summary(state, org, on_types(backend, org, only, false), &everyone).await?;
     Ok(ConversationList {
         data,
-        meta: PageMeta::new(page, page_size, total),
+        meta: PageMeta::new(page, page_size, tab_total(&tabs, filter)),
         tabs,
         summary,
     })
+}
+
+fn tab_total(tabs: &ConversationTabs, filter: ConversationFilter) -> u64 {
+    match filter {
+        ConversationFilter::Unassigned => tabs.unassigned,
+        ConversationFilter::Mine => tabs.mine,
+        ConversationFilter::Resolved => tabs.resolved,
+        _ => tabs.all,
+    }
 }
 
 async fn summary(
@@ -284,7 +318,7 @@ async fn summary(
         new_in_period: count(conversation::Column::CreatedAt, today, None).await?,
         new_in_previous_period: count(conversation::Column::CreatedAt, yesterday, Some(today))
             .await?,
-        unassigned: sum(&Group::unassigned),
+        unassigned: sum(&|g| g.in_tab(ConversationFilter::Unassigned, Uuid::nil())),
         oldest_waiting_minutes: waiting
             .map(|t| u64::try_from((now.timestamp_millis() - t) / 60_000).unwrap_or(0))
             .unwrap_or(0),

@@ -103,18 +103,25 @@ async fn active_types(state: &AppState, org: Uuid) -> ApiResult<Vec<ChannelType>
         .collect())
 }
 
-/// The organisation's conversations on `types`; `narrow` when the caller's own filter (a
-/// contact, a search) finds the rows, which the organisation then only guards
-/// (`db::tenant::org_guard`).
-fn on_types(backend: DbBackend, org: Uuid, types: &[ChannelType], narrow: bool) -> Condition {
+/// The organisation's conversations on `types` (all of them for `None`); `narrow` when the
+/// caller's own filter (a contact, a search) finds the rows, which the organisation then only
+/// guards (`db::tenant::org_guard`).
+fn on_types(
+    backend: DbBackend,
+    org: Uuid,
+    types: Option<&[ChannelType]>,
+    narrow: bool,
+) -> Condition {
     let org = if narrow {
         org_guard::<conversation::Entity>(backend, org)
     } else {
         conversation::Column::OrganizationId.eq(org)
     };
-    Condition::all()
-        .add(org)
-        .add(conversation::Column::ChannelType.is_in(types.iter().copied()))
+    let c = Condition::all().add(org);
+    match types {
+        Some(types) => c.add(conversation::Column::ChannelType.is_in(types.iter().copied())),
+        None => c,
+    }
 }
 
 /// One conversation as the API shows it.
@@ -129,7 +136,7 @@ async fn view(conn: &impl ConnectionTrait, row: conversation::Model) -> ApiResul
 pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Conversation> {
     let types = active_types(state, org).await?;
     let row = conversation::Entity::find()
-        .filter(on_types(state.db.backend(), org, &types, false))
+        .filter(on_types(state.db.backend(), org, Some(&types), false))
         .filter(conversation::Column::Id.eq(id))
         .one(&state.db.conn)
         .await?
