@@ -27,6 +27,20 @@ pub enum Dim {
     Conversation = 4,
     /// An automation's runs by result (key: the result word).
     RunResult = 5,
+    /// An organisation's conversations by the quarter hour they were created in and their
+    /// channel type (key: [`bucket_key`], a space, the channel type word).
+    ConversationCreated = 6,
+    /// Its resolved conversations by the quarter hour they were resolved in, as above.
+    ConversationResolved = 7,
+}
+
+/// The length of a time bucket: a quarter hour, which every time zone's midnight falls on.
+pub const BUCKET_MS: i64 = 900_000;
+
+/// The key of the bucket holding `ms` (ten digits, so keys compare as times do), or `None`
+/// when `ms` does not start a bucket.
+pub fn bucket_key(ms: i64) -> Option<String> {
+    (ms.rem_euclid(BUCKET_MS) == 0).then(|| format!("{:010}", ms.div_euclid(BUCKET_MS)))
 }
 
 /// The characters of a failure reason a tally keeps as its key.
@@ -152,6 +166,25 @@ pub async fn read_over(
     read_where(conn, dim, scopes, false).await
 }
 
+/// The tallies of `dim` for `scope` whose keys are at least `from` and, if given, below
+/// `to` (a range of buckets).
+pub async fn read_range(
+    conn: &impl ConnectionTrait,
+    dim: Dim,
+    scope: Uuid,
+    from: &str,
+    to: Option<&str>,
+) -> Result<Vec<Tally>, DbErr> {
+    let key = || Expr::col(Alias::new("key"));
+    let mut c = Expr::col(Alias::new("scope"))
+        .eq(scope)
+        .and(key().gte(from));
+    if let Some(to) = to {
+        c = c.and(key().lt(to));
+    }
+    read_where(conn, dim, c, true).await
+}
+
 /// Whether the tally of `dim` and `key` is above zero for the scope in the column
 /// `scope` of the outer query's `table`, as a condition.
 pub fn positive(table: &str, scope: &str, dim: Dim, key: &str) -> SimpleExpr {
@@ -208,6 +241,30 @@ const FOLD_LOCK: i64 = 0x0077_6d2d_7461_6c73;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bucket_keys_start_on_quarter_hours_and_sort_as_times() {
+        assert_eq!(bucket_key(0).as_deref(), Some("0000000000"));
+        assert_eq!(bucket_key(BUCKET_MS * 7).as_deref(), Some("0000000007"));
+        assert_eq!(bucket_key(BUCKET_MS * 7 + 1), None);
+        // Every zone's midnight starts a bucket, the odd quarter-hour offsets too.
+        let now = chrono::Utc::now();
+        for tz in [
+            "UTC",
+            "Asia/Kathmandu",
+            "Asia/Kolkata",
+            "Australia/Eucla",
+            "Pacific/Chatham",
+            "America/St_Johns",
+            "America/Mexico_City",
+        ] {
+            let (today, yesterday) = wm_core::time::day_starts(tz, now);
+            assert!(bucket_key(today).is_some(), "{tz}: {today}");
+            assert!(bucket_key(yesterday).is_some(), "{tz}: {yesterday}");
+        }
+        let (a, b) = (bucket_key(9 * BUCKET_MS), bucket_key(10 * BUCKET_MS));
+        assert!(a < b, "{a:?} < {b:?}");
+    }
 
     #[test]
     fn conversation_keys_read_back_their_parts() {

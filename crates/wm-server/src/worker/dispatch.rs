@@ -27,7 +27,6 @@ use wm_core::messaging::messageable;
 use wm_core::provider::{OutboundMessage, PlatformAccount, SendError};
 use wm_core::templates;
 use wm_types::campaigns::CampaignStatus;
-use wm_types::enums::RecipientStatus;
 
 use tracing::Instrument;
 
@@ -119,23 +118,16 @@ async fn lease(state: &AppState, skip: &HashSet<Uuid>) -> anyhow::Result<Option<
     use sea_orm::ExprTrait;
     let now = state.now_ms();
     let txn = state.db.write().await?;
-    // Correlated, so each sending campaign's check seeks its own queue in
-    // `ix_recipients_campaign_status` instead of reading every pending recipient.
-    let r = |col: recipient::Column| Expr::col((recipient::Entity, col));
+    // Correlated, so each sending campaign's check seeks its own ready recipients in
+    // `ix_recipients_ready` instead of reading every pending recipient.
     let ready = Query::select()
         .expr(Expr::val(1))
         .from(recipient::Entity)
         .and_where(
-            r(recipient::Column::CampaignId).equals((campaign::Entity, campaign::Column::Id)),
+            Expr::col((recipient::Entity, recipient::Column::CampaignId))
+                .equals((campaign::Entity, campaign::Column::Id)),
         )
-        .and_where(recipient::Column::Status.eq(RecipientStatus::Pending))
-        .and_where(recipient::Column::QueuedAt.is_not_null())
-        .and_where(recipient::Column::AttemptAt.is_null())
-        .cond_where(
-            Condition::any()
-                .add(recipient::Column::RetryAt.is_null())
-                .add(recipient::Column::RetryAt.lte(now)),
-        )
+        .cond_where(crate::services::attempts::ready(now))
         .to_owned();
     let c = crate::db::skip_locked(
         &state.db,

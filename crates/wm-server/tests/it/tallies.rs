@@ -474,3 +474,69 @@ async fn conversation_tabs_match_the_rows_under_every_filter() {
         (Some(6), Some(0))
     );
 }
+
+#[tokio::test]
+async fn the_summary_days_are_exact_at_a_quarter_hour_offset() {
+    let app = TestApp::new().await;
+    let at = |s: &str| {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+    };
+    // Kathmandu is UTC+5:45: its 21 November starts at 18:15 UTC on the 20th.
+    let org = app
+        .org_with(json!({"name": "Kathmandu", "timezone": "Asia/Kathmandu"}))
+        .await;
+    let mut ids = Vec::new();
+    for (i, when) in [
+        "2026-11-19T18:14:59.999Z",
+        "2026-11-20T18:14:59.999Z",
+        "2026-11-20T18:15:00.000Z",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        app.clock.set(at(when));
+        let r = org
+            .admin(
+                Method::POST,
+                "/inbound",
+                Some(json!({"channelType": "MESSAGING_APP_A", "externalId": format!("52155150000{i}")})),
+            )
+            .await
+            .ok(200);
+        ids.push(r["conversationId"].as_str().unwrap().to_owned());
+    }
+    // Resolved one millisecond before and just after local midnight.
+    for (id, when) in [
+        (&ids[0], "2026-11-20T18:14:59.999Z"),
+        (&ids[1], "2026-11-20T18:16:00.000Z"),
+    ] {
+        app.clock.set(at(when));
+        org.admin(
+            Method::PATCH,
+            &format!("/conversations/{id}"),
+            Some(json!({"status": "RESOLVED"})),
+        )
+        .await
+        .ok(200);
+    }
+    app.clock.set(at("2026-11-21T03:00:00Z"));
+    for pass in ["before the fold", "after the fold"] {
+        let s = org.get("/conversations").await.ok(200)["summary"].clone();
+        assert_eq!(
+            [
+                &s["newInPeriod"],
+                &s["newInPreviousPeriod"],
+                &s["resolvedToday"],
+                &s["resolvedYesterday"]
+            ],
+            [&json!(1), &json!(1), &json!(1), &json!(1)],
+            "{pass}: {s}"
+        );
+        if !app.on_postgres() {
+            break;
+        }
+        tallies::fold(&app.state.db.conn).await.expect("fold");
+    }
+}

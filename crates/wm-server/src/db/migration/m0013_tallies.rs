@@ -5,7 +5,9 @@
 //!   automation), dimension and key, how many rows there are and the sum of an amount:
 //!   a campaign's recipients by status (with their cost), its failures by reason, its
 //!   pending recipients not charged yet by market; an organisation's conversations by
-//!   channel, status and assignee; an automation's runs by result. A campaign's stats, cost,
+//!   channel, status and assignee, and by the 15 minutes they were created or resolved in
+//!   (the summary's "today" and "yesterday" in any time zone add up whole quarters); an
+//!   automation's runs by result. A campaign's stats, cost,
 //!   errors by reason and estimate, the campaign list's tabs and summary, the conversation
 //!   tabs and the automation log's totals add up a handful of these rows instead of
 //!   scanning a million recipients. Triggers keep them in the transaction of every change,
@@ -28,10 +30,27 @@ use super::helpers::{index, pg_function, pg_statement_trigger};
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
-/// `(r, from, d, hex)`: the tallied facts of rows `r` read `from` (which holds no WHERE),
-/// each weighing `d`, as `(scope, dim, key, n, amount)`; `hex` spells a uuid column as 32
-/// hex digits.
-type Facts = fn(&str, &str, &str, fn(&str) -> String) -> String;
+/// `(r, from, d, sql)`: the tallied facts of rows `r` read `from` (which holds no WHERE),
+/// each weighing `d`, as `(scope, dim, key, n, amount)`, in the database's `sql`.
+type Facts = fn(&str, &str, &str, &Dialect) -> String;
+
+/// The SQL spelling of what the two databases write differently.
+struct Dialect {
+    /// A uuid column as 32 hex digits (`""` for null).
+    hex: fn(&str) -> String,
+    /// The 15-minute bucket of a time in ms, ten digits (`db::tallies::bucket_key`).
+    bucket: fn(&str) -> String,
+}
+
+const SQLITE: Dialect = Dialect {
+    hex: |x| format!("coalesce(lower(hex({x})), '')"),
+    bucket: |x| format!("printf('%010d', {x} / 900000)"),
+};
+
+const POSTGRES: Dialect = Dialect {
+    hex: |x| format!("coalesce(replace({x}::text, '-', ''), '')"),
+    bucket: |x| format!("lpad(({x} / 900000)::text, 10, '0')"),
+};
 
 /// A table whose rows are tallied: its name, a short name for its triggers, the columns
 /// whose change moves a row between tallies, and its facts.
@@ -75,13 +94,21 @@ const SOURCES: [Source; 3] = [
             "channel_id",
             "status",
             "assigned_to_user_id",
+            "created_at",
+            "resolved_at",
         ],
-        facts: |r, from, d, hex| {
+        facts: |r, from, d, sql| {
             format!(
                 "SELECT {r}.organization_id AS scope, 4 AS dim, {r}.channel_type || ' ' || {} \
-                 || ' ' || {r}.status || ' ' || {} AS key, {d} AS n, 0 AS amount {from}",
-                hex(&format!("{r}.channel_id")),
-                hex(&format!("{r}.assigned_to_user_id")),
+                 || ' ' || {r}.status || ' ' || {} AS key, {d} AS n, 0 AS amount {from} \
+                 UNION ALL SELECT {r}.organization_id, 6, {} || ' ' || {r}.channel_type, {d}, 0 \
+                 {from} \
+                 UNION ALL SELECT {r}.organization_id, 7, {} || ' ' || {r}.channel_type, {d}, 0 \
+                 {from} WHERE {r}.resolved_at IS NOT NULL",
+                (sql.hex)(&format!("{r}.channel_id")),
+                (sql.hex)(&format!("{r}.assigned_to_user_id")),
+                (sql.bucket)(&format!("{r}.created_at")),
+                (sql.bucket)(&format!("{r}.resolved_at")),
             )
         },
     },
@@ -101,14 +128,6 @@ const SOURCES: [Source; 3] = [
 /// The characters of a failure reason a tally keeps (`db::tallies::REASON_CHARS`).
 const REASON_CHARS: usize = 500;
 
-fn sqlite_hex(x: &str) -> String {
-    format!("coalesce(lower(hex({x})), '')")
-}
-
-fn pg_hex(x: &str) -> String {
-    format!("coalesce(replace({x}::text, '-', ''), '')")
-}
-
 /// A recipient's contact may not be messaged (`c` a contacts row).
 fn blocked(c: &str) -> String {
     format!("({c}.opted_out OR NOT {c}.consent_given)")
@@ -124,11 +143,11 @@ fn changed(old: &str, new: &str, cols: &[&str]) -> String {
         .join(" OR ")
 }
 
-fn backfill(s: &Source, hex: fn(&str) -> String) -> String {
+fn backfill(s: &Source, sql: &Dialect) -> String {
     format!(
         "INSERT INTO tallies (scope, dim, key, n, amount) \
          SELECT scope, dim, key, sum(n), sum(amount) FROM ({}) x GROUP BY scope, dim, key",
-        (s.facts)("r", &format!("FROM {} r", s.table), "1", hex)
+        (s.facts)("r", &format!("FROM {} r", s.table), "1", sql)
     )
 }
 
@@ -165,8 +184,8 @@ fn sqlite_statements() -> Vec<String> {
     ];
     let one = "FROM (SELECT 1)";
     for s in &SOURCES {
-        let facts = |r: &str, d: &str| (s.facts)(r, one, d, sqlite_hex);
-        out.push(backfill(s, sqlite_hex));
+        let facts = |r: &str, d: &str| (s.facts)(r, one, d, &SQLITE);
+        out.push(backfill(s, &SQLITE));
         out.push(format!(
             "CREATE TRIGGER tr_{}_tally_insert AFTER INSERT ON {} BEGIN {} END",
             s.short,
@@ -222,7 +241,7 @@ fn pg_statements() -> Vec<String> {
         backfill_blocked(),
     ];
     for s in &SOURCES {
-        let facts = |from: &str, d: &str| (s.facts)("r", from, d, pg_hex);
+        let facts = |from: &str, d: &str| (s.facts)("r", from, d, &POSTGRES);
         let cols = |t: &str| {
             s.counted
                 .iter()
@@ -243,7 +262,7 @@ fn pg_statements() -> Vec<String> {
                 facts("FROM new_rows r JOIN changed USING (id)", "1"),
             ))
         );
-        out.push(backfill(s, pg_hex));
+        out.push(backfill(s, &POSTGRES));
         for (event, body, transition) in [
             (
                 "INSERT",
@@ -359,6 +378,15 @@ impl MigrationTrait for Migration {
                 "CREATE INDEX ix_recipients_blocked ON campaign_recipients (campaign_id, market) \
                  WHERE contact_blocked = true AND {UNQUEUED}"
             ))
+            .await?;
+        // A campaign's recipients ready for the platform (charged, not attempted), in
+        // charge order: a small partial index the sender reads its next chunk from.
+        m.get_connection()
+            .execute_unprepared(
+                "CREATE INDEX ix_recipients_ready ON campaign_recipients \
+                 (campaign_id, queued_at, id) WHERE status = 'PENDING' \
+                 AND queued_at IS NOT NULL AND attempt_at IS NULL",
+            )
             .await?;
         // A campaign's last replies: a partial index of the replied recipients only.
         m.get_connection()

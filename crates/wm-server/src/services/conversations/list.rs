@@ -24,7 +24,7 @@ use crate::auth::AuthContext;
 use crate::db::Unique;
 use crate::db::contacts::filter::{search_terms, trigram_query};
 use crate::db::entities::{contact, conversation, organization};
-use crate::db::tallies::{self, Dim, conversation_key};
+use crate::db::tallies::{self, Dim, bucket_key, conversation_key};
 use crate::db::tenant::org_guard;
 use crate::error::ApiResult;
 use crate::state::AppState;
@@ -255,7 +255,8 @@ pub async fn list(
     };
     let rows = crate::db::rows_in_order::<conversation::Entity>(conn, ids, |c| c.id).await?;
     let data = views(conn, rows).await?;
-    let summary = summary(state, org, on_types(backend, org, only, false), &everyone).await?;
+    let active = on_types(backend, org, only, false);
+    let summary = summary(state, org, (active, &types), &everyone).await?;
     Ok(ConversationList {
         data,
         meta: PageMeta::new(page, page_size, tab_total(&tabs, filter)),
@@ -273,10 +274,42 @@ fn tab_total(tabs: &ConversationTabs, filter: ConversationFilter) -> u64 {
     }
 }
 
+/// How many conversations on `types` were created (or resolved) from `from` until `to`: the
+/// quarter-hour tallies of the period, or, for a period that does not start and end on
+/// quarter hours, a range of the organisation's index.
+async fn in_period(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    types: &[ChannelType],
+    (dim, col, active): (Dim, conversation::Column, &Condition),
+    from: i64,
+    to: Option<i64>,
+) -> ApiResult<u64> {
+    let to_key = to.map(bucket_key);
+    if let (Some(from), None | Some(Some(_))) = (bucket_key(from), &to_key) {
+        let to = to_key.flatten();
+        let tallies = tallies::read_range(conn, dim, org, &from, to.as_deref()).await?;
+        return Ok(tallies
+            .iter()
+            .filter(|t| {
+                let kind = t.key.split_once(' ').map(|(_, k)| k);
+                kind.and_then(ChannelType::parse)
+                    .is_some_and(|k| types.contains(&k))
+            })
+            .map(|t| u64::try_from(t.n).unwrap_or(0))
+            .sum());
+    }
+    let mut c = active.clone().add(col.gte(from));
+    if let Some(to) = to {
+        c = c.add(col.lt(to));
+    }
+    Ok(conversation::Entity::find().filter(c).count(conn).await?)
+}
+
 async fn summary(
     state: &AppState,
     org: Uuid,
-    active: Condition,
+    (active, types): (Condition, &[ChannelType]),
     groups: &[Group],
 ) -> ApiResult<ConversationSummary> {
     let conn = &state.db.conn;
@@ -287,14 +320,17 @@ async fn summary(
         .unwrap_or_else(|| "UTC".into());
     let now = state.clock.now();
     let (today, yesterday) = wm_core::time::day_starts(&tz, now);
-    // A day's conversations: a range of the organisation's (created or resolved) index.
-    let count = |col: conversation::Column, from: i64, to: Option<i64>| {
-        let mut c = active.clone().add(col.gte(from));
-        if let Some(to) = to {
-            c = c.add(col.lt(to));
-        }
-        async move { conversation::Entity::find().filter(c).count(conn).await }
-    };
+    let created = (
+        Dim::ConversationCreated,
+        conversation::Column::CreatedAt,
+        &active,
+    );
+    let resolved = (
+        Dim::ConversationResolved,
+        conversation::Column::ResolvedAt,
+        &active,
+    );
+    let count = |of, from, to| in_period(conn, org, types, of, from, to);
     // The longest wait: the first of each waiting status in its index's order.
     let mut waiting: Option<i64> = None;
     for status in [ConversationStatus::Open, ConversationStatus::Pending] {
@@ -315,14 +351,13 @@ async fn summary(
     let sum = |f: &dyn Fn(&Group) -> bool| groups.iter().filter(|g| f(g)).map(|g| g.n).sum();
     Ok(ConversationSummary {
         open: sum(&|g| g.status == Some(ConversationStatus::Open)),
-        new_in_period: count(conversation::Column::CreatedAt, today, None).await?,
-        new_in_previous_period: count(conversation::Column::CreatedAt, yesterday, Some(today))
-            .await?,
+        new_in_period: count(created, today, None).await?,
+        new_in_previous_period: count(created, yesterday, Some(today)).await?,
         unassigned: sum(&|g| g.in_tab(ConversationFilter::Unassigned, Uuid::nil())),
         oldest_waiting_minutes: waiting
             .map(|t| u64::try_from((now.timestamp_millis() - t) / 60_000).unwrap_or(0))
             .unwrap_or(0),
-        resolved_today: count(conversation::Column::ResolvedAt, today, None).await?,
-        resolved_yesterday: count(conversation::Column::ResolvedAt, yesterday, Some(today)).await?,
+        resolved_today: count(resolved, today, None).await?,
+        resolved_yesterday: count(resolved, yesterday, Some(today)).await?,
     })
 }
