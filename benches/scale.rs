@@ -14,7 +14,8 @@
 //! SIZES=10000,100000,1000000 cargo bench -p wm-benches --bench scale            # SQLite
 //! WM_BENCH_DATABASE_URL=postgres://… cargo bench -p wm-benches --bench scale    # PostgreSQL
 //! ```
-//! `WM_SERVER_BIN` points at another binary (default `target/release/wm-server`).
+//! `WM_SERVER_BIN` points at another binary (default `target/release/wm-server`); `INBOX=0`
+//! skips the inbox stage.
 
 #[path = "scale/campaign.rs"]
 mod campaign;
@@ -248,6 +249,9 @@ async fn main() -> anyhow::Result<()> {
         );
         for line in &c.reads {
             let _ = writeln!(report, "{line}");
+        }
+        if std::env::var("INBOX").is_ok_and(|v| v == "0") {
+            continue;
         }
         let i = inbox::inbox(&http, &base, &org, &user, &key, n).await?;
         let (peak, _) = rss_mb(pid);

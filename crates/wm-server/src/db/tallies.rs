@@ -211,6 +211,64 @@ pub fn positive(table: &str, scope: &str, dim: Dim, key: &str) -> SimpleExpr {
     part("tallies").add(part("tally_deltas")).gt(0)
 }
 
+/// Rows a caller adds to one key's tally.
+#[derive(Clone, Debug)]
+pub struct Added {
+    /// The campaign, organisation or automation.
+    pub scope: Uuid,
+    /// What is counted.
+    pub dim: Dim,
+    /// The key.
+    pub key: String,
+    /// How many rows.
+    pub n: i64,
+    /// The sum of their amount.
+    pub amount: i64,
+}
+
+/// Adds to the tallies in the caller's transaction, for rows a caller writes in one place
+/// only and tallies itself (recipients, added by an audience step), as the triggers do for
+/// the others: straight into the tallies on SQLite (one writer), as deltas on PostgreSQL.
+pub async fn add(conn: &impl ConnectionTrait, added: Vec<Added>) -> Result<(), DbErr> {
+    use sea_orm::sea_query::OnConflict;
+    if added.is_empty() {
+        return Ok(());
+    }
+    let postgres = conn.get_database_backend() == sea_orm::DbBackend::Postgres;
+    let cols = ["scope", "dim", "key", "n", "amount"].map(Alias::new);
+    let mut q = Query::insert();
+    q.into_table(Alias::new(if postgres {
+        "tally_deltas"
+    } else {
+        "tallies"
+    }))
+    .columns(cols.clone());
+    for a in added {
+        q.values([
+            a.scope.into(),
+            (a.dim as i16).into(),
+            a.key.into(),
+            a.n.into(),
+            a.amount.into(),
+        ])
+        .map_err(|e| DbErr::Custom(e.to_string()))?;
+    }
+    if !postgres {
+        let sum = |c: &str| {
+            Expr::col((Alias::new("tallies"), Alias::new(c)))
+                .add(Expr::cust(format!("excluded.{c}")))
+        };
+        q.on_conflict(
+            OnConflict::columns(cols[..3].to_vec())
+                .value(Alias::new("n"), sum("n"))
+                .value(Alias::new("amount"), sum("amount"))
+                .to_owned(),
+        );
+    }
+    conn.execute(&q).await?;
+    Ok(())
+}
+
 /// Folds PostgreSQL's deltas into the tallies (see [`super::fold_deltas`]). Returns how
 /// many tallies changed.
 pub async fn fold(conn: &sea_orm::DatabaseConnection) -> Result<u64, DbErr> {

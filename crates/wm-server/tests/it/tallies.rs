@@ -219,21 +219,30 @@ async fn campaign_tallies_match_the_rows_from_audience_to_replies() {
         .await
         .ok(200);
     check(&org, &id, "audience added").await;
-    // Added twice: nothing changes.
-    org.post(&format!("/campaigns/{id}/recipients"), json!({"all": true}))
+    // Added twice: nothing changes; everyone, once a contact more: just that one is added.
+    org.post(&format!("/campaigns/{id}/recipients"), json!({"tag": "t"}))
         .await
         .ok(200);
     check(&org, &id, "audience added again").await;
+    org.contact(json!({"fullName": "Late", "primaryPhone": "+5215513099999",
+                       "consent": {"given": true}}))
+        .await;
+    let all = org
+        .post(&format!("/campaigns/{id}/recipients"), json!({"all": true}))
+        .await
+        .ok(200);
+    assert_eq!((&all["added"], &all["alreadyIn"]), (&json!(1), &json!(10)));
+    check(&org, &id, "everyone added").await;
 
     // The estimate leaves out a contact who opted out since, and takes them back.
     let price = org.price_of_one(&id).await;
-    assert!(close(estimate(&org, &id).await, 9.0 * price));
+    assert!(close(estimate(&org, &id).await, 10.0 * price));
     for (body, priced) in [
-        (json!({"optedOut": true}), 8.0),
-        (json!({"optedOut": false}), 9.0),
-        (json!({"consent": {"given": false}}), 8.0),
-        (json!({"consent": {"given": true}}), 9.0),
-        (json!({"optedOut": true}), 8.0),
+        (json!({"optedOut": true}), 9.0),
+        (json!({"optedOut": false}), 10.0),
+        (json!({"consent": {"given": false}}), 9.0),
+        (json!({"consent": {"given": true}}), 10.0),
+        (json!({"optedOut": true}), 9.0),
     ] {
         org.patch(&format!("/contacts/{}", people[0]), body.clone())
             .await
@@ -254,7 +263,7 @@ async fn campaign_tallies_match_the_rows_from_audience_to_replies() {
             &p["priceableCount"],
             &p["unpriceableCount"]
         ),
-        (&json!(10), &json!(8), &json!(1))
+        (&json!(11), &json!(9), &json!(1))
     );
 
     top_up(&org, 10.0).await;
