@@ -17,6 +17,8 @@ pub const SEND_WINDOW: Duration = Duration::from_secs(20);
 
 /// The campaign stage's timings.
 pub struct CampaignTimes {
+    /// The campaign.
+    pub id: String,
     pub audience_s: f64,
     pub audience_writes: (f64, f64),
     pub send_s: f64,
@@ -158,6 +160,7 @@ pub async fn campaign_to_all(
     )
     .await;
     Ok(CampaignTimes {
+        id,
         audience_s,
         audience_writes,
         send_s,

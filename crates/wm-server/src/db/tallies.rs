@@ -1,6 +1,8 @@
 //! Maintained tallies (migration `m0013`): how many rows a campaign, an organisation or an
 //! automation has per dimension and key, with the sum of an amount, kept by triggers in the
-//! transaction of every change. A campaign's stats, cost and estimate, the conversation
+//! transaction of every change, except a recipient's insert, which its only writer (an
+//! audience step) tallies itself with [`add`] (m0014): a new way of inserting recipients must
+//! call it too. A campaign's stats, cost and estimate, the conversation
 //! tabs and an automation log's totals add up a handful of these rows instead of counting
 //! a million.
 //!

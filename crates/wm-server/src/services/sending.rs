@@ -391,12 +391,28 @@ pub async fn paid_batch_waiting(
         .is_some())
 }
 
-/// Recipients still pending (queued or not), from the maintained tallies.
-pub async fn pending_count(conn: &impl ConnectionTrait, campaign: Uuid) -> Result<u64, DbErr> {
-    Ok(crate::db::campaigns::count(conn, campaign)
+/// Whether the campaign has recipients still pending (queued or not): the maintained
+/// tallies say so at no cost while it sends, and when they say none, the status index
+/// confirms it, so a campaign completes only when no recipient row waits, whatever the
+/// tallies hold.
+pub async fn has_pending(conn: &impl ConnectionTrait, campaign: Uuid) -> Result<bool, DbErr> {
+    if crate::db::campaigns::count(conn, campaign)
         .await?
         .stats
-        .pending)
+        .pending
+        > 0
+    {
+        return Ok(true);
+    }
+    Ok(recipient::Entity::find()
+        .select_only()
+        .column(recipient::Column::Id)
+        .filter(recipient::Column::CampaignId.eq(campaign))
+        .filter(recipient::Column::Status.eq(RecipientStatus::Pending))
+        .into_tuple::<Uuid>()
+        .one(conn)
+        .await?
+        .is_some())
 }
 
 /// The UPDATE a core [`Transition`] makes: its status, its stop reason (set, cleared or left,
@@ -447,7 +463,7 @@ pub async fn complete_if_done(
     t: &Transition,
     now: i64,
 ) -> Result<bool, DbErr> {
-    if pending_count(conn, c.id).await? > 0 {
+    if has_pending(conn, c.id).await? {
         return Ok(false);
     }
     let done = transition_update(c.id, &[CampaignStatus::Sending], t, now)

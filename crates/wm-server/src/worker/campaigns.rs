@@ -383,7 +383,7 @@ impl CampaignWorker {
             .all(&self.state.db.conn)
             .await?;
         for c in sending {
-            if sending::pending_count(&self.state.db.conn, c.id).await? > 0 {
+            if sending::has_pending(&self.state.db.conn, c.id).await? {
                 continue;
             }
             let t = transition(

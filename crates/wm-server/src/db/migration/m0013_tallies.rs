@@ -17,9 +17,9 @@
 //! - **Recipients whose contact may no longer be messaged** (opted out or consent withdrawn
 //!   after they were added) carry `contact_blocked`, set by a trigger on the contact, so a
 //!   campaign's estimate leaves them out by reading a partial index of just those.
-//! - **Ordered indexes** for the recipients list in the audience's order (the status rides
-//!   along), a sending campaign's ready recipients, the conversation list's tabs and pages,
-//!   and an automation's log by result.
+//! - **Ordered indexes** for the recipients list (all, or one status) in the audience's
+//!   order, the conversation list's tabs and summary periods, and an automation's log by
+//!   result.
 
 use sea_orm::DbBackend;
 use sea_orm_migration::prelude::*;
@@ -59,8 +59,6 @@ struct Source {
     short: &'static str,
     counted: &'static [&'static str],
     facts: Facts,
-    /// Rows inserted in one place only, which adds their tallies itself (no insert trigger).
-    added_by_caller: bool,
 }
 
 /// The dimension numbers are `db::tallies::Dim`.
@@ -76,10 +74,6 @@ const SOURCES: [Source; 3] = [
             "market",
             "queued_at",
         ],
-        // Only an audience step adds recipients, all alike (pending, not charged): it adds
-        // their tallies itself, one row per market, where a row trigger cost a million
-        // recipients about two seconds on SQLite.
-        added_by_caller: true,
         facts: |r, from, d, _| {
             format!(
                 "SELECT {r}.campaign_id AS scope, 1 AS dim, {r}.status AS key, {d} AS n, \
@@ -103,7 +97,6 @@ const SOURCES: [Source; 3] = [
             "created_at",
             "resolved_at",
         ],
-        added_by_caller: false,
         facts: |r, from, d, sql| {
             format!(
                 "SELECT {r}.organization_id AS scope, 4 AS dim, {r}.channel_type || ' ' || {} \
@@ -123,7 +116,6 @@ const SOURCES: [Source; 3] = [
         table: "automation_runs",
         short: "runs",
         counted: &["automation_id", "result"],
-        added_by_caller: false,
         facts: |r, from, d, _| {
             format!(
                 "SELECT {r}.automation_id AS scope, 5 AS dim, {r}.result AS key, {d} AS n, \
@@ -194,14 +186,12 @@ fn sqlite_statements() -> Vec<String> {
     for s in &SOURCES {
         let facts = |r: &str, d: &str| (s.facts)(r, one, d, &SQLITE);
         out.push(backfill(s, &SQLITE));
-        if !s.added_by_caller {
-            out.push(format!(
-                "CREATE TRIGGER tr_{}_tally_insert AFTER INSERT ON {} BEGIN {} END",
-                s.short,
-                s.table,
-                sqlite_add(&facts("NEW", "1"))
-            ));
-        }
+        out.push(format!(
+            "CREATE TRIGGER tr_{}_tally_insert AFTER INSERT ON {} BEGIN {} END",
+            s.short,
+            s.table,
+            sqlite_add(&facts("NEW", "1"))
+        ));
         out.push(format!(
             "CREATE TRIGGER tr_{}_tally_update AFTER UPDATE OF {} ON {} WHEN {} BEGIN {} {} END",
             s.short,
@@ -290,9 +280,6 @@ fn pg_statements() -> Vec<String> {
                 "OLD TABLE AS old_rows",
             ),
         ] {
-            if event == "INSERT" && s.added_by_caller {
-                continue;
-            }
             let name = format!("tr_{}_tally_{}", s.short, event.to_lowercase());
             out.push(pg_function(&name, &body));
             out.push(pg_statement_trigger(&name, event, s.table, transition));
@@ -330,21 +317,24 @@ impl MigrationTrait for Migration {
         )
         .await?;
         for (name, table) in [
-            ("ix_recipients_campaign_order", "campaign_recipients"),
+            ("ix_recipients_campaign_status", "campaign_recipients"),
             ("ix_conversations_org_updated", "conversations"),
         ] {
             m.drop_index(Index::drop().name(name).table(table).to_owned())
                 .await?;
         }
         for (name, table, cols) in [
-            // The recipients list in the audience's order (m0010's order index, with the
-            // status riding along, so a page of the statuses most recipients are in skips
-            // index entries only; the few in a rare status are read through m0010's status
-            // index).
+            // The recipients list in the audience's order: all of them (the status rides
+            // along for a filter of several), or one status.
             (
                 "ix_recipients_list",
                 "campaign_recipients",
                 &["campaign_id", "created_at", "id", "status"][..],
+            ),
+            (
+                "ix_recipients_status_list",
+                "campaign_recipients",
+                &["campaign_id", "status", "created_at", "id"][..],
             ),
             // The conversation list's page (ids first), the summary's periods, and the
             // tabs' pages, latest activity first.

@@ -16,6 +16,7 @@ mod m0010_campaign_charges;
 mod m0011_recipient_indexes;
 mod m0012_recipient_keys;
 mod m0013_tallies;
+mod m0014_audience_tallies;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -37,6 +38,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0011_recipient_indexes::Migration),
             Box::new(m0012_recipient_keys::Migration),
             Box::new(m0013_tallies::Migration),
+            Box::new(m0014_audience_tallies::Migration),
         ]
     }
 }
