@@ -139,3 +139,27 @@ pub fn filter_statuses(filter: RecipientFilter) -> Option<Vec<RecipientStatus>> 
         F::All => None,
     }
 }
+
+/// How many recipients matching `condition` each market (`""`: none) has: one grouped read
+/// for the few rows an index narrows `condition` to (an audience step's conflicting batch,
+/// a campaign's blocked recipients).
+pub async fn recipients_by_market(
+    conn: &impl ConnectionTrait,
+    condition: sea_orm::Condition,
+) -> Result<Vec<(String, i64)>, DbErr> {
+    use super::entities::recipient;
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
+    let rows: Vec<(Option<String>, i64)> = recipient::Entity::find()
+        .select_only()
+        .column(recipient::Column::Market)
+        .column_as(recipient::Column::Id.count(), "n")
+        .filter(condition)
+        .group_by(recipient::Column::Market)
+        .into_tuple()
+        .all(conn)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(m, n)| (m.unwrap_or_default(), n))
+        .collect())
+}

@@ -94,22 +94,16 @@ async fn blocked_by_market(
     conn: &impl ConnectionTrait,
     campaign: Uuid,
 ) -> Result<HashMap<String, u64>, DbErr> {
-    let rows: Vec<(Option<String>, i64)> = recipient::Entity::find()
-        .select_only()
-        .column(recipient::Column::Market)
-        .column_as(recipient::Column::Id.count(), "n")
-        .filter(recipient::Column::CampaignId.eq(campaign))
+    let condition = sea_orm::Condition::all()
+        .add(recipient::Column::CampaignId.eq(campaign))
         // The index's own condition, as it is written (SQLite matches it as written).
-        .filter(Expr::cust(
+        .add(Expr::cust(
             "contact_blocked = true AND status = 'PENDING' AND queued_at IS NULL",
-        ))
-        .group_by(recipient::Column::Market)
-        .into_tuple()
-        .all(conn)
-        .await?;
-    Ok(rows
+        ));
+    Ok(crate::db::campaigns::recipients_by_market(conn, condition)
+        .await?
         .into_iter()
-        .map(|(m, n)| (m.unwrap_or_default(), u64::try_from(n).unwrap_or(0)))
+        .map(|(m, n)| (m, u64::try_from(n).unwrap_or(0)))
         .collect())
 }
 

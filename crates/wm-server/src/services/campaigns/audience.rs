@@ -339,7 +339,8 @@ async fn write_step(
             // Some were in the audience already: count the markets of those written.
             // (`RETURNING` would send every new row back across sqlx's channel: a
             // million-recipient audience took a fifth longer.)
-            for (m, n) in written_markets(&*txn, ids).await? {
+            let written = sea_orm::Condition::all().add(recipient::Column::Id.is_in(ids));
+            for (m, n) in crate::db::campaigns::recipients_by_market(&*txn, written).await? {
                 *by_market.entry(m).or_default() += n;
             }
         }
@@ -386,26 +387,6 @@ async fn write_step(
     }
     txn.commit().await?;
     Ok(added)
-}
-
-/// The markets (`""`: none) of the recipients of `ids` that exist, with how many of each.
-async fn written_markets(
-    conn: &impl ConnectionTrait,
-    ids: Vec<Uuid>,
-) -> Result<Vec<(String, i64)>, DbErr> {
-    let rows: Vec<(Option<String>, i64)> = recipient::Entity::find()
-        .select_only()
-        .column(recipient::Column::Market)
-        .column_as(recipient::Column::Id.count(), "n")
-        .filter(recipient::Column::Id.is_in(ids))
-        .group_by(recipient::Column::Market)
-        .into_tuple()
-        .all(conn)
-        .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(m, n)| (m.unwrap_or_default(), n))
-        .collect())
 }
 
 /// The organisation's count of contact deletes, shared-locked (on PostgreSQL) until `conn`'s
