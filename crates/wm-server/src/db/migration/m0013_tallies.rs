@@ -152,7 +152,7 @@ fn backfill(s: &Source, sql: &Dialect) -> String {
 }
 
 /// The backfill of `contact_blocked` for the recipients already there.
-fn backfill_blocked() -> String {
+pub(super) fn backfill_blocked() -> String {
     format!(
         "UPDATE campaign_recipients SET contact_blocked = true WHERE {UNQUEUED} \
          AND contact_id IN (SELECT c.id FROM contacts c WHERE {})",

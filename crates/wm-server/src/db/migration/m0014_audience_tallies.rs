@@ -30,6 +30,11 @@ impl MigrationTrait for Migration {
                 .await?;
             conn.execute_unprepared(&format!("DROP FUNCTION IF EXISTS {TRIGGER}()"))
                 .await?;
+            // m0013 flagged the recipients of blocked contacts before its trigger on the
+            // contacts existed, and a server still running may have blocked one in between:
+            // flag them again, now that the trigger sees every later change.
+            conn.execute_unprepared(&super::m0013_tallies::backfill_blocked())
+                .await?;
         } else {
             conn.execute_unprepared(&format!("DROP TRIGGER IF EXISTS {TRIGGER}"))
                 .await?;
