@@ -86,18 +86,28 @@ pub async fn rows_in_order<E: tenant::TenantEntity>(
     ids: Vec<uuid::Uuid>,
     id_of: fn(&E::Model) -> uuid::Uuid,
 ) -> Result<Vec<E::Model>, sea_orm::DbErr> {
+    let mut rows = by_id::<E>(conn, ids.clone(), id_of).await?;
+    Ok(ids.iter().filter_map(|id| rows.remove(id)).collect())
+}
+
+/// The rows of `E` with these ids, keyed by id (no query for none): what a page's views
+/// look up their contacts, users, templates and numbers in.
+pub async fn by_id<E: tenant::TenantEntity>(
+    conn: &impl sea_orm::ConnectionTrait,
+    ids: Vec<uuid::Uuid>,
+    id_of: fn(&E::Model) -> uuid::Uuid,
+) -> Result<std::collections::HashMap<uuid::Uuid, E::Model>, sea_orm::DbErr> {
     use sea_orm::{ColumnTrait, QueryFilter};
     if ids.is_empty() {
-        return Ok(Vec::new());
+        return Ok(std::collections::HashMap::new());
     }
-    let at: std::collections::HashMap<uuid::Uuid, usize> =
-        ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-    let mut rows = E::find()
+    Ok(E::find()
         .filter(E::id_column().is_in(ids))
         .all(conn)
-        .await?;
-    rows.sort_by_key(|r| at.get(&id_of(r)).copied());
-    Ok(rows)
+        .await?
+        .into_iter()
+        .map(|m| (id_of(&m), m))
+        .collect())
 }
 
 /// `COALESCE(SUM(CASE WHEN c THEN 1 ELSE 0 END), 0)`: how many rows match `c`, so that

@@ -171,39 +171,9 @@ pub async fn page(
         .filter(|r| r.source == "conversation")
         .map(|r| r.id)
         .collect();
-    let convs: HashMap<Uuid, conversation::Model> = if conv_ids.is_empty() {
-        HashMap::new()
-    } else {
-        conversation::Entity::find()
-            .filter(conversation::Column::Id.is_in(conv_ids))
-            .all(conn)
-            .await?
-            .into_iter()
-            .map(|c| (c.id, c))
-            .collect()
-    };
-    let own: HashMap<Uuid, timeline_entry::Model> = if own_ids.is_empty() {
-        HashMap::new()
-    } else {
-        timeline_entry::Entity::find()
-            .filter(timeline_entry::Column::Id.is_in(own_ids))
-            .all(conn)
-            .await?
-            .into_iter()
-            .map(|e| (e.id, e))
-            .collect()
-    };
-    let recs: HashMap<Uuid, recipient::Model> = if rec_ids.is_empty() {
-        HashMap::new()
-    } else {
-        recipient::Entity::find()
-            .filter(recipient::Column::Id.is_in(rec_ids))
-            .all(conn)
-            .await?
-            .into_iter()
-            .map(|r| (r.id, r))
-            .collect()
-    };
+    let convs = super::by_id::<conversation::Entity>(conn, conv_ids, |c| c.id).await?;
+    let own = super::by_id::<timeline_entry::Entity>(conn, own_ids, |e| e.id).await?;
+    let recs = super::by_id::<recipient::Entity>(conn, rec_ids, |r| r.id).await?;
     let campaign_ids: Vec<Uuid> = recs.values().map(|r| r.campaign_id).collect();
     let names: HashMap<Uuid, String> = if campaign_ids.is_empty() {
         HashMap::new()

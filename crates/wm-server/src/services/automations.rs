@@ -271,17 +271,7 @@ pub async fn logs(
         .all(conn)
         .await?;
     let ids: Vec<Uuid> = rows.iter().filter_map(|r| r.contact_id).collect();
-    let contacts: HashMap<Uuid, contact::Model> = if ids.is_empty() {
-        HashMap::new()
-    } else {
-        contact::Entity::find()
-            .filter(contact::Column::Id.is_in(ids))
-            .all(conn)
-            .await?
-            .into_iter()
-            .map(|c| (c.id, c))
-            .collect()
-    };
+    let contacts = crate::db::by_id::<contact::Entity>(conn, ids, |c| c.id).await?;
     let data = rows
         .into_iter()
         .map(|r| AutomationRun {

@@ -28,20 +28,8 @@ pub(super) async fn views(
     let ids: Vec<Uuid> = rows.iter().map(|c| c.id).collect();
     let tids: Vec<Uuid> = rows.iter().map(|c| c.template_id).collect();
     let pids: Vec<Uuid> = rows.iter().map(|c| c.phone_number_id).collect();
-    let templates: HashMap<Uuid, template::Model> = template::Entity::find()
-        .filter(template::Column::Id.is_in(tids))
-        .all(conn)
-        .await?
-        .into_iter()
-        .map(|t| (t.id, t))
-        .collect();
-    let numbers: HashMap<Uuid, phone_number::Model> = phone_number::Entity::find()
-        .filter(phone_number::Column::Id.is_in(pids))
-        .all(conn)
-        .await?
-        .into_iter()
-        .map(|p| (p.id, p))
-        .collect();
+    let templates = crate::db::by_id::<template::Entity>(conn, tids, |t| t.id).await?;
+    let numbers = crate::db::by_id::<phone_number::Entity>(conn, pids, |p| p.id).await?;
     let mut counts = crate::db::campaigns::counts(conn, &ids).await?;
     let mut out = Vec::with_capacity(rows.len());
     for c in rows {

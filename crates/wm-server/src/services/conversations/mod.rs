@@ -2,7 +2,6 @@
 //! when a contact writes; [`list`](mod@list) holds the list with its tabs and summary.
 
 use crate::db::Unique;
-use std::collections::HashMap;
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -32,28 +31,8 @@ async fn views(
 ) -> ApiResult<Vec<Conversation>> {
     let contact_ids: Vec<Uuid> = rows.iter().map(|c| c.contact_id).collect();
     let user_ids: Vec<Uuid> = rows.iter().filter_map(|c| c.assigned_to_user_id).collect();
-    let contacts: HashMap<Uuid, contact::Model> = if contact_ids.is_empty() {
-        HashMap::new()
-    } else {
-        contact::Entity::find()
-            .filter(contact::Column::Id.is_in(contact_ids))
-            .all(conn)
-            .await?
-            .into_iter()
-            .map(|c| (c.id, c))
-            .collect()
-    };
-    let users: HashMap<Uuid, user::Model> = if user_ids.is_empty() {
-        HashMap::new()
-    } else {
-        user::Entity::find()
-            .filter(user::Column::Id.is_in(user_ids))
-            .all(conn)
-            .await?
-            .into_iter()
-            .map(|u| (u.id, u))
-            .collect()
-    };
+    let contacts = crate::db::by_id::<contact::Entity>(conn, contact_ids, |c| c.id).await?;
+    let users = crate::db::by_id::<user::Entity>(conn, user_ids, |u| u.id).await?;
     Ok(rows
         .into_iter()
         .map(|c| {
