@@ -18,6 +18,7 @@
 //! - [`provider`]: the `MessagingProvider` trait the sending pipeline calls.
 //! - [`time`]: the injectable [`time::Clock`] and ISO 8601 parsing.
 //! - [`whatsapp`]: what WhatsApp's error codes, template and quality events mean.
+//! - [`wa_id`]: the forms one WhatsApp number takes (Mexico `521`, Brazil's ninth digit…).
 //!
 //! ```
 //! use wm_core::phone::Phone;
@@ -39,6 +40,7 @@ pub mod tags;
 pub mod templates;
 pub mod time;
 pub mod validate;
+pub mod wa_id;
 pub mod webhooks;
 pub mod whatsapp;
 

@@ -51,6 +51,27 @@ pub struct OutboundMessage {
     pub body: String,
 }
 
+/// A message the platform took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Accepted {
+    /// The platform's message id.
+    pub message_id: String,
+    /// The person's id on the platform when it says, which may be another spelling of the
+    /// number sent to (WhatsApp's `contacts[].wa_id`: see [`crate::wa_id`]); kept as the
+    /// contact's identity so their answers find them.
+    pub recipient: Option<String>,
+}
+
+impl Accepted {
+    /// A message id and nothing more.
+    pub fn id(message_id: impl Into<String>) -> Accepted {
+        Accepted {
+            message_id: message_id.into(),
+            recipient: None,
+        }
+    }
+}
+
 /// Why a message was not accepted, and what the pipeline does about it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
@@ -98,6 +119,8 @@ pub struct StatusUpdate {
     pub error: Option<String>,
     /// Whether the failure means the contact opted out (WhatsApp 131050).
     pub opt_out: bool,
+    /// The person's id on the platform (WhatsApp's `recipient_id`), when it says.
+    pub recipient: Option<String>,
 }
 
 /// A messaging platform.
@@ -108,8 +131,8 @@ pub trait MessagingProvider: Send + Sync + 'static {
         "custom"
     }
 
-    /// Sends one message; `Ok` is the platform's message id.
-    async fn send(&self, message: &OutboundMessage) -> Result<String, SendError>;
+    /// Sends one message; `Ok` is what the platform accepted it as.
+    async fn send(&self, message: &OutboundMessage) -> Result<Accepted, SendError>;
 
     /// Receipts the platform has for us that were not [acknowledged](Self::acknowledge)
     /// yet. Platforms that push callbacks (webhooks) return none.

@@ -11,7 +11,7 @@ use crate::model::{
     InboundKind, InboundMessage, Posted, QualityUpdate, ReplyContext, TemplateStatus,
     TemplateStatusUpdate,
 };
-use crate::webhooks::{deliver, deliver_value, messages_envelope, waba_envelope};
+use crate::webhooks::{deliver, deliver_value, messages_envelope, number_envelope, waba_envelope};
 
 fn inbound_wamid() -> String {
     format!(
@@ -77,6 +77,15 @@ impl FakeGraph {
                 message["type"] = json!("interactive");
                 message["interactive"] = json!({ "type": "list_reply", "list_reply": reply });
             }
+            InboundKind::Unsupported => {
+                message["type"] = json!("unsupported");
+                message["errors"] = json!([{
+                    "code": 131051,
+                    "title": "Message type unknown",
+                    "message": "Message type unknown",
+                    "error_data": { "details": "Message type is currently not supported." },
+                }]);
+            }
         }
         let name = msg.profile_name.clone().unwrap_or_default();
         let mut fields = Map::new();
@@ -87,6 +96,74 @@ impl FakeGraph {
         fields.insert("messages".into(), json!([message]));
         let envelope = messages_envelope(&number, fields);
         deliver_value(self, "messages", Some(wamid), &envelope).await
+    }
+
+    /// Posts the `system` message the platform sends when a person moves their account from
+    /// `from` to `new_wa_id` (`type: "user_changed_number"`, the new id in `system.wa_id`;
+    /// like every system message, without `contacts`). Returns what was posted.
+    pub async fn post_number_change(
+        &self,
+        phone_number_id: &str,
+        from: &str,
+        new_wa_id: &str,
+    ) -> anyhow::Result<Posted> {
+        let number = self.number_spec(phone_number_id)?;
+        let wamid = inbound_wamid();
+        let message = json!({
+            "from": from,
+            "id": wamid,
+            "timestamp": chrono::Utc::now().timestamp().to_string(),
+            "type": "system",
+            "system": {
+                "body": format!("User changed from {from} to {new_wa_id}"),
+                "wa_id": new_wa_id,
+                "type": "user_changed_number",
+            },
+        });
+        let mut fields = Map::new();
+        fields.insert("messages".into(), json!([message]));
+        let envelope = messages_envelope(&number, fields);
+        deliver_value(self, "messages", Some(wamid), &envelope).await
+    }
+
+    /// Posts a `user_preferences` change: the person stopped (`"stop"`) or resumed
+    /// (`"resume"`) the business's marketing messages from the chat.
+    pub async fn post_user_preference(
+        &self,
+        phone_number_id: &str,
+        wa_id: &str,
+        value: &str,
+    ) -> anyhow::Result<Posted> {
+        let number = self.number_spec(phone_number_id)?;
+        let detail = match value {
+            "stop" => "User requested to stop marketing messages",
+            _ => "User requested to resume marketing messages",
+        };
+        let mut fields = Map::new();
+        fields.insert(
+            "contacts".into(),
+            json!([{ "profile": { "name": "Test User" }, "wa_id": wa_id }]),
+        );
+        fields.insert(
+            "user_preferences".into(),
+            json!([{
+                "wa_id": wa_id,
+                "detail": detail,
+                "category": "marketing_messages",
+                "value": value,
+                "timestamp": chrono::Utc::now().timestamp(),
+            }]),
+        );
+        let envelope = number_envelope(&number, "user_preferences", fields);
+        deliver_value(self, "user_preferences", None, &envelope).await
+    }
+
+    fn number_spec(&self, phone_number_id: &str) -> anyhow::Result<crate::model::NumberSpec> {
+        let inner = self.shared.lock();
+        match inner.numbers.get(phone_number_id) {
+            Some(n) => Ok(n.spec.clone()),
+            None => anyhow::bail!("unknown phone_number_id {phone_number_id}"),
+        }
     }
 
     /// Convenience for an inbound text message.

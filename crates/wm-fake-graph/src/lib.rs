@@ -46,6 +46,15 @@
 //!   `interactive` `button_reply:{id,title}` / `list_reply:{id,title,description}`:
 //!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/messages/interactive-reply-buttons-messages>,
 //!   <https://whatsappapijs.web.app/types/types.ServerInteractiveListMessage.html>.
+//! * `unsupported` messages (`errors:[{code:131051,title:"Message type unknown",…}]`) and
+//!   `system` messages (`system:{body, wa_id, type:"user_changed_number"}`, no `contacts`):
+//!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages/system/>.
+//! * `user_preferences` (`user_preferences:[{wa_id, detail, category:"marketing_messages",
+//!   value:"stop"|"resume", timestamp}]` beside `contacts`):
+//!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/user_preferences>.
+//! * A person's `wa_id` may be another spelling of the number sent to (Mexico's `521`,
+//!   Brazil's ninth digit): the send answer's `contacts[].wa_id` and statuses'
+//!   `recipient_id` carry it ([`FakeGraph::register_wa_id`]).
 //! * `message_template_status_update` (`entry[].id` = WABA id, `entry[].time`,
 //!   value `{event, message_template_id (number), message_template_name,
 //!   message_template_language, reason, message_template_category}`):

@@ -445,6 +445,9 @@ pub enum InboundKind {
         #[serde(default)]
         description: Option<String>,
     },
+    /// A message type the Cloud API does not support (`type: "unsupported"`, with error
+    /// 131051 "Message type unknown"): a poll, a view-once message, an edited one…
+    Unsupported,
 }
 
 /// An inbound user message to post to the app.

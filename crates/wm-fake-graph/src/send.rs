@@ -303,7 +303,8 @@ fn decide_locked(
     )
     .map(|a| a.kind);
     let seq = inner.accepted.len() as u64 + 1;
-    let wa = wa_id(&parsed.to);
+    let digits = wa_id(&parsed.to);
+    let wa = inner.wa_ids.get(&digits).cloned().unwrap_or(digits);
     let (template_name, language, body_params) = match parsed.template {
         Some((n, l, p)) => (Some(n), Some(l), p),
         None => (None, None, Vec::new()),

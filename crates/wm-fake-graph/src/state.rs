@@ -42,6 +42,10 @@ pub(crate) struct Waba {
 #[derive(Debug, Default)]
 pub(crate) struct Inner {
     pub numbers: HashMap<String, Number>,
+    /// People whose WhatsApp id is another spelling of the number they are sent to (digits
+    /// of the number → their `wa_id`), as Mexican and Brazilian accounts registered before
+    /// a numbering change are.
+    pub wa_ids: HashMap<String, String>,
     pub wabas: HashMap<String, Waba>,
     /// Every known token and whether it is expired.
     pub tokens: HashMap<String, bool>,
@@ -155,6 +159,17 @@ impl FakeGraph {
             recent: VecDeque::new(),
         };
         inner.numbers.insert(spec.phone_number_id, number);
+    }
+
+    /// Registers a person whose WhatsApp id differs from the digits of their number (an
+    /// account from before Mexico dropped the mobile `1`, or before Brazil's ninth digit):
+    /// sends to `number` answer with this `wa_id`, and its statuses carry it as
+    /// `recipient_id`, as the platform does.
+    pub fn register_wa_id(&self, number: &str, wa_id: &str) {
+        self.shared
+            .lock()
+            .wa_ids
+            .insert(crate::validate::wa_id(number), wa_id.to_owned());
     }
 
     /// Registers a WABA token without a number (for template listing tests).

@@ -45,6 +45,15 @@ pub fn verify(app_secret: &str, body: &[u8], header: &str) -> bool {
 
 /// `{"object":"whatsapp_business_account","entry":[{"id":WABA,"changes":[{"value":{messaging_product, metadata, ...fields},"field":"messages"}]}]}`
 pub(crate) fn messages_envelope(number: &NumberSpec, fields: Map<String, Value>) -> Value {
+    number_envelope(number, "messages", fields)
+}
+
+/// [`messages_envelope`] for another field of a business number (`user_preferences`).
+pub(crate) fn number_envelope(
+    number: &NumberSpec,
+    field: &str,
+    fields: Map<String, Value>,
+) -> Value {
     let mut value = Map::new();
     value.insert("messaging_product".into(), json!("whatsapp"));
     value.insert(
@@ -59,7 +68,7 @@ pub(crate) fn messages_envelope(number: &NumberSpec, fields: Map<String, Value>)
         "object": "whatsapp_business_account",
         "entry": [{
             "id": number.waba_id,
-            "changes": [{ "value": Value::Object(value), "field": "messages" }],
+            "changes": [{ "value": Value::Object(value), "field": field }],
         }],
     })
 }

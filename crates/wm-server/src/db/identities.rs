@@ -1,5 +1,6 @@
 //! Channel identities of contacts.
 
+use sea_orm::sea_query::OnConflict;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder,
 };
@@ -81,6 +82,60 @@ pub async fn insert(
     };
     insert_many(conn, vec![model.clone()]).await?;
     Ok(model)
+}
+
+/// Inserts an identity unless the organisation has it already (whoever holds it), without
+/// failing the caller's transaction; `true` when it was inserted (the caller mirrors it).
+pub async fn insert_if_absent(
+    conn: &impl ConnectionTrait,
+    contact: &super::entities::contact::Model,
+    channel: Uuid,
+    kind: ChannelType,
+    external_id: &str,
+    now_ms: i64,
+) -> Result<bool, DbErr> {
+    let mirror = super::contacts::Mirror::of(contact);
+    let row = identity::Model {
+        id: Uuid::now_v7(),
+        organization_id: contact.organization_id,
+        contact_id: contact.id,
+        channel_id: channel,
+        channel_type: kind,
+        external_id: external_id.to_owned(),
+        created_at: now_ms,
+        contact_created_at: mirror.created_at,
+        contact_stage_id: mirror.stage,
+        contact_consent: mirror.consent,
+    };
+    let inserted = identity::Entity::insert(row.into_active_model())
+        .on_conflict(
+            OnConflict::columns([
+                identity::Column::OrganizationId,
+                identity::Column::ChannelType,
+                identity::Column::ExternalId,
+            ])
+            .do_nothing()
+            .to_owned(),
+        )
+        .exec_without_returning(conn)
+        .await?;
+    Ok(inserted == 1)
+}
+
+/// Deletes a contact's identities of `kind` among `external_ids` (the caller mirrors it).
+pub async fn delete_of_contact(
+    conn: &impl ConnectionTrait,
+    contact: Uuid,
+    kind: ChannelType,
+    external_ids: &[String],
+) -> Result<u64, DbErr> {
+    Ok(identity::Entity::delete_many()
+        .filter(identity::Column::ContactId.eq(contact))
+        .filter(identity::Column::ChannelType.eq(kind))
+        .filter(identity::Column::ExternalId.is_in(external_ids.iter().map(String::as_str)))
+        .exec(conn)
+        .await?
+        .rows_affected)
 }
 
 /// Inserts identities (the callers mirror them on the contact rows), a few hundred per

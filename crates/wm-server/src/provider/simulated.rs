@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
-use wm_core::provider::{MessagingProvider, OutboundMessage, SendError, StatusUpdate};
+use wm_core::provider::{Accepted, MessagingProvider, OutboundMessage, SendError, StatusUpdate};
 use wm_core::time::Clock;
 use wm_types::enums::RecipientStatus;
 
@@ -44,7 +44,7 @@ impl MessagingProvider for SimulatedProvider {
         "simulated"
     }
 
-    async fn send(&self, m: &OutboundMessage) -> Result<String, SendError> {
+    async fn send(&self, m: &OutboundMessage) -> Result<Accepted, SendError> {
         let accepted = !m.to.ends_with("0000");
         let id = format!("sim.{}", uuid::Uuid::now_v7().simple());
         let txn = self.db.write().await.map_err(unavailable)?;
@@ -63,7 +63,7 @@ impl MessagingProvider for SimulatedProvider {
         .map_err(unavailable)?;
         txn.commit().await.map_err(unavailable)?;
         if accepted {
-            Ok(id)
+            Ok(Accepted::id(id))
         } else {
             Err(SendError::Rejected {
                 reason: NOT_A_MESSAGING_ACCOUNT.to_owned(),
@@ -94,6 +94,7 @@ impl MessagingProvider for SimulatedProvider {
                 at_ms: None,
                 error: None,
                 opt_out: false,
+                recipient: None,
             })
             .collect())
     }

@@ -9,10 +9,14 @@ use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait, QueryFilter,
     QueryOrder, QuerySelect,
 };
+use sea_orm::sea_query::Query;
 use uuid::Uuid;
+use wm_core::provider::Accepted;
+use wm_types::campaigns::CampaignStatus;
 use wm_types::enums::RecipientStatus;
 
-use crate::db::entities::recipient;
+use crate::db::entities::{campaign, recipient};
+use crate::services::contacts::platform;
 use crate::services::statuses;
 
 /// Why a recipient whose attempt was never settled fails.
@@ -59,13 +63,29 @@ pub async fn ready_batch(
         .await
 }
 
-/// Records the attempt before the call; `false` when another worker has it (or it moved).
+/// Records the attempt before the call; `false` when another worker has it (or it moved),
+/// or when its campaign is no longer SENDING. The campaign's status is read in the claim
+/// itself, so a pause committed by any replica (a user's, a template paused or disabled
+/// by a platform webhook) stops every call not yet claimed: only the calls already under
+/// way complete.
 pub async fn claim(conn: &impl ConnectionTrait, id: Uuid, now: i64) -> Result<bool, DbErr> {
+    let sending = Query::select()
+        .expr(Expr::val(1))
+        .from(campaign::Entity)
+        .and_where(
+            Expr::col((campaign::Entity, campaign::Column::Id))
+                .equals((recipient::Entity, recipient::Column::CampaignId)),
+        )
+        .and_where(
+            Expr::col((campaign::Entity, campaign::Column::Status)).eq(CampaignStatus::Sending),
+        )
+        .to_owned();
     Ok(recipient::Entity::update_many()
         .col_expr(recipient::Column::AttemptAt, Expr::val(now))
         .filter(recipient::Column::Id.eq(id))
         .filter(pending())
         .filter(recipient::Column::AttemptAt.is_null())
+        .filter(Expr::exists(sending))
         .exec(conn)
         .await?
         .rows_affected
@@ -74,12 +94,15 @@ pub async fn claim(conn: &impl ConnectionTrait, id: Uuid, now: i64) -> Result<bo
 
 /// The platform accepted the message: SENT with its id (unless a status got there first),
 /// then the statuses kept for that id are applied.
+/// The platform's id for the person, when it is another spelling of the number, is
+/// remembered as the contact's identity.
 pub async fn sent(
     conn: &impl ConnectionTrait,
     r: &recipient::Model,
-    provider_message_id: &str,
+    accepted: &Accepted,
     now: i64,
 ) -> Result<(), DbErr> {
+    let provider_message_id = accepted.message_id.as_str();
     recipient::Entity::update_many()
         .col_expr(recipient::Column::Status, Expr::val(RecipientStatus::Sent))
         .col_expr(recipient::Column::SentAt, Expr::val(now))
@@ -89,7 +112,15 @@ pub async fn sent(
         .await?;
     statuses::remember_message_id(conn, r.id, provider_message_id).await?;
     statuses::apply_kept(conn, provider_message_id, now).await?;
-    Ok(())
+    platform::remember_reported(
+        conn,
+        r.organization_id,
+        r.contact_id,
+        &r.phone,
+        accepted.recipient.as_deref(),
+        now,
+    )
+    .await
 }
 
 /// The platform refused it for good: FAILED and refunded; `opt_out` also opts the contact
@@ -103,7 +134,7 @@ pub async fn rejected(
 ) -> Result<bool, DbErr> {
     let done = statuses::fail_recipient(conn, r, reason, now).await?;
     if done && opt_out {
-        statuses::opt_out_contact(conn, r.contact_id, now).await?;
+        statuses::opt_out_contact(conn, r, reason, now).await?;
     }
     Ok(done)
 }

@@ -15,6 +15,7 @@ use crate::auth::AuthContext;
 use crate::db;
 use crate::db::entities::platform_inbound_seen;
 use crate::error::{ApiError, ApiResult};
+use crate::services::contacts::platform::{self, Resolved};
 use crate::services::{contacts, sending};
 use crate::state::AppState;
 
@@ -76,17 +77,22 @@ async fn apply(
     }
     let external = wm_core::contacts::normalize_external_id(body.channel_type, &body.external_id)
         .map_err(ApiError::invalid)?;
-    let mut contact = match db::identities::find(conn, org, body.channel_type, &external).await? {
-        Some(i) => db::contacts::find(conn, org, i.contact_id).await?,
-        None => None,
+    // WhatsApp's id may be another spelling of the number the contact was stored with.
+    let contact = if body.channel_type == ChannelType::MessagingAppA {
+        platform::resolve(conn, org, &external).await?
+    } else {
+        match db::identities::find(conn, org, body.channel_type, &external).await? {
+            Some(i) => db::contacts::find(conn, org, i.contact_id)
+                .await?
+                .map(|contact| Resolved {
+                    contact,
+                    known: true,
+                }),
+            None => None,
+        }
     };
-    if contact.is_none() && body.channel_type == ChannelType::MessagingAppA {
-        let phone = wm_core::phone::Phone::parse(&format!("+{external}"))
-            .map_err(|_| ApiError::invalid("externalId must be a phone's digits"))?;
-        contact = db::contacts::find_by_phone(conn, org, &phone).await?;
-    }
-    let (contact_id, created) = match contact {
-        Some(c) => (c.id, false),
+    let (contact_id, created, unknown_form) = match contact {
+        Some(Resolved { contact, known }) => (contact.id, false, (!known).then_some(contact)),
         None => {
             if body.channel_type != ChannelType::MessagingAppA {
                 return Err(ApiError::invalid(
@@ -113,9 +119,9 @@ async fn apply(
             )
             .await;
             match created {
-                Ok(c) => (c.id, true),
+                Ok(c) => (c.id, true, None),
                 // Another message of the same new person created them just now.
-                Err(e) => (existing_contact(&e).ok_or(e)?, false),
+                Err(e) => (existing_contact(&e).ok_or(e)?, false, None),
             }
         }
     };
@@ -135,6 +141,10 @@ async fn apply(
         // Applied meanwhile by another worker: dropping the transaction undoes nothing.
         return Ok(None);
     }
+    if let Some(contact) = &unknown_form {
+        // Their platform id from now on, so the next message finds them at once.
+        platform::remember(&*txn, contact, &external, now).await?;
+    }
     let conversation_id = crate::services::conversations::touch_from_contact(
         &*txn,
         org,
@@ -152,6 +162,52 @@ async fn apply(
         created,
         replied_campaign,
     }))
+}
+
+/// The person moved their account to a new number (a platform notice with its id): the
+/// contact's identity and phone follow ([`platform::change_number`]), once per notice.
+pub async fn number_changed(
+    state: &AppState,
+    org: Uuid,
+    message_id: &str,
+    from: &str,
+    to: &str,
+) -> ApiResult<bool> {
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    if !first_sight(&*txn, message_id, now).await? {
+        return Ok(false);
+    }
+    let changed = platform::change_number(&*txn, org, from, to, now).await?;
+    txn.commit().await?;
+    Ok(changed)
+}
+
+/// The person stopped (`stop`) or resumed marketing messages from the chat: the contact
+/// their platform id names follows ([`platform::set_opted_out`]); a person who is no
+/// contact changes nothing.
+pub async fn marketing_preference(
+    state: &AppState,
+    org: Uuid,
+    wa_id: &str,
+    stop: bool,
+) -> ApiResult<bool> {
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let Some(Resolved { contact, known }) = platform::resolve(&*txn, org, wa_id).await? else {
+        return Ok(false);
+    };
+    if !known {
+        platform::remember(&*txn, &contact, wa_id, now).await?;
+    }
+    let reason = if stop {
+        "The person stopped marketing messages on WhatsApp"
+    } else {
+        "The person resumed marketing messages on WhatsApp"
+    };
+    let changed = platform::set_opted_out(&*txn, org, contact.id, stop, reason, now).await?;
+    txn.commit().await?;
+    Ok(changed)
 }
 
 /// Remembers a platform message id in the caller's transaction; `false` when it was there.
@@ -197,6 +253,7 @@ pub async fn provider_event(state: &AppState, org: Uuid, body: ProviderEvent) ->
         at_ms: None,
         error: body.error,
         opt_out: false,
+        recipient: None,
     };
     let applied = crate::services::statuses::apply(&*txn, Some(org), &update, now).await?
         == crate::services::statuses::Applied::Moved;

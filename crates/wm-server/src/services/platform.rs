@@ -219,6 +219,31 @@ async fn apply_event(state: &AppState, e: PlatformEvent) -> anyhow::Result<()> {
             .await
             .map_err(|e| anyhow::anyhow!("inbound message {message_id}: {e}"))?;
         }
+        PlatformEvent::NumberChanged {
+            phone_number_id,
+            message_id,
+            from,
+            to,
+        } => {
+            let Some(number) = number_by_platform_id(conn, &phone_number_id).await? else {
+                return Ok(());
+            };
+            inbound::number_changed(state, number.organization_id, &message_id, &from, &to)
+                .await
+                .map_err(|e| anyhow::anyhow!("number change {message_id}: {e}"))?;
+        }
+        PlatformEvent::Preference {
+            phone_number_id,
+            wa_id,
+            stop,
+        } => {
+            let Some(number) = number_by_platform_id(conn, &phone_number_id).await? else {
+                return Ok(());
+            };
+            inbound::marketing_preference(state, number.organization_id, &wa_id, stop)
+                .await
+                .map_err(|e| anyhow::anyhow!("marketing preference: {e}"))?;
+        }
         PlatformEvent::TemplateStatus {
             waba_id,
             name,

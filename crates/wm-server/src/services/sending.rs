@@ -523,9 +523,12 @@ pub async fn mark_replied(
             .filter(recipient::Column::OrganizationId.eq(org))
             .filter(recipient::Column::ContactId.eq(contact))
     };
+    // The message quoted is credited whoever the sender resolved to (the person may write
+    // from another form of the number, or a colleague may forward it).
     let quoted = match replied_to {
         Some(id) => {
-            mine()
+            recipient::Entity::find()
+                .filter(recipient::Column::OrganizationId.eq(org))
                 .filter(recipient::Column::ProviderMessageId.eq(id))
                 .one(conn)
                 .await?
@@ -562,7 +565,14 @@ pub async fn mark_replied(
     if marked == 0 {
         return Ok(false);
     }
-    crate::services::automations::on_campaign_replied(conn, org, contact, r.campaign_id, r.id, now)
-        .await?;
+    crate::services::automations::on_campaign_replied(
+        conn,
+        org,
+        r.contact_id,
+        r.campaign_id,
+        r.id,
+        now,
+    )
+    .await?;
     Ok(true)
 }

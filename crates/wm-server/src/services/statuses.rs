@@ -22,7 +22,8 @@ use wm_types::Money;
 use wm_types::campaigns::LedgerKind;
 use wm_types::enums::RecipientStatus;
 
-use crate::db::entities::{contact, pending_status, recipient};
+use crate::db::entities::{pending_status, recipient};
+use crate::services::contacts::platform;
 use crate::services::wallet;
 
 /// What became of a status.
@@ -81,6 +82,15 @@ pub async fn apply(
         keep(conn, u, now).await?;
         return Ok(Applied::Kept);
     };
+    platform::remember_reported(
+        conn,
+        r.organization_id,
+        r.contact_id,
+        &r.phone,
+        u.recipient.as_deref(),
+        now,
+    )
+    .await?;
     apply_to(conn, &r, u, now).await
 }
 
@@ -120,6 +130,7 @@ pub async fn apply_kept(
             at_ms: k.at_ms,
             error: k.error.clone(),
             opt_out: k.opt_out,
+            recipient: None,
         };
         if let Some(r) = find(conn, None, &u).await? {
             if apply_to(conn, &r, &u, now).await? == Applied::Moved {
@@ -222,7 +233,7 @@ async fn fail(
         .unwrap_or_else(|| "The platform reported the message as failed".to_owned());
     let moved = fail_recipient(conn, r, &reason, at).await?;
     if moved && u.opt_out {
-        opt_out_contact(conn, r.contact_id, at).await?;
+        opt_out_contact(conn, r, &reason, at).await?;
     }
     if !moved && r.provider_message_id.is_none() {
         remember_message_id(conn, r.id, &u.provider_message_id).await?;
@@ -271,18 +282,14 @@ pub async fn fail_recipient(
     Ok(done)
 }
 
-/// Marks a contact opted out (the person told the platform they want no more marketing).
+/// Opts a recipient's contact out: the platform refused the message because the person
+/// stopped marketing messages (131050). Recorded as the person's own `stop` is.
 pub async fn opt_out_contact(
     conn: &impl ConnectionTrait,
-    contact_id: Uuid,
+    r: &recipient::Model,
+    reason: &str,
     now: i64,
 ) -> Result<(), DbErr> {
-    contact::Entity::update_many()
-        .col_expr(contact::Column::OptedOut, Expr::val(true))
-        .col_expr(contact::Column::UpdatedAt, Expr::val(now))
-        .filter(contact::Column::Id.eq(contact_id))
-        .filter(contact::Column::OptedOut.eq(false))
-        .exec(conn)
-        .await?;
+    platform::set_opted_out(conn, r.organization_id, r.contact_id, true, reason, now).await?;
     Ok(())
 }

@@ -432,6 +432,11 @@ async fn one(
         let claimed = attempts::claim(&*txn, r.id, state.now_ms()).await?;
         txn.commit().await?;
         if !claimed {
+            // Another worker has it, or the campaign stopped sending (paused by a user, a
+            // template webhook or another call): then no other call of the chunk is made.
+            if !sending(&state, r.campaign_id).await? {
+                halt.store(true, Ordering::SeqCst);
+            }
             return Ok(Result1::Skipped);
         }
     }
@@ -445,8 +450,8 @@ async fn one(
     let now = state.now_ms();
     let txn = state.db.write().await?;
     let result = match answer {
-        Ok(id) => {
-            attempts::sent(&*txn, r, &id, now).await?;
+        Ok(accepted) => {
+            attempts::sent(&*txn, r, &accepted, now).await?;
             Result1::Sent
         }
         Err(SendError::Rejected { reason, opt_out }) => {
@@ -473,6 +478,17 @@ async fn one(
     };
     txn.commit().await?;
     Ok(result)
+}
+
+/// Whether the campaign is still SENDING.
+async fn sending(state: &AppState, id: Uuid) -> anyhow::Result<bool> {
+    let status: Option<CampaignStatus> = campaign::Entity::find_by_id(id)
+        .select_only()
+        .column(campaign::Column::Status)
+        .into_tuple()
+        .one(&state.db.conn)
+        .await?;
+    Ok(status == Some(CampaignStatus::Sending))
 }
 
 /// Pauses a sending campaign for a platform reason (the core's transition decides).

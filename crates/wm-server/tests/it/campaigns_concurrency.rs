@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::Duration;
 use serde_json::{Value, json};
-use wm_core::provider::{MessagingProvider, OutboundMessage, SendError};
+use wm_core::provider::{Accepted, MessagingProvider, OutboundMessage, SendError};
 
 use crate::kit::{campaign, campaign_to, contacts, recipients, setup, top_up};
 use crate::support::TestApp;
@@ -94,7 +94,7 @@ impl MessagingProvider for HangsAfter {
         "hangs-after"
     }
 
-    async fn send(&self, m: &OutboundMessage) -> Result<String, SendError> {
+    async fn send(&self, m: &OutboundMessage) -> Result<Accepted, SendError> {
         let r = self.inner.send(m).await;
         if self.seen.fetch_add(1, Ordering::SeqCst) + 1 >= self.n {
             std::future::pending::<()>().await;

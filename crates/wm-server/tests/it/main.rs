@@ -49,5 +49,6 @@ mod whatsapp;
 mod whatsapp_intake;
 mod whatsapp_kit;
 mod whatsapp_numbers;
+mod whatsapp_people;
 mod whatsapp_replies;
 mod whatsapp_stops;

@@ -152,6 +152,28 @@ pub enum TimelineKind {
         /// The conversation.
         conversation: ConversationRef,
     },
+    /// The person changed their marketing consent on the messaging platform (WhatsApp's
+    /// "stop" / "resume" in the chat, or a message refused because they stopped marketing
+    /// messages). The spec leaves consent entries unshown; this is wm's.
+    #[serde(rename_all = "camelCase")]
+    Consent {
+        /// Who changed it (the platform, on the person's behalf).
+        by: String,
+        /// Whether the contact is now opted out.
+        opted_out: bool,
+        /// What the platform reported.
+        reason: String,
+    },
+    /// The contact's WhatsApp number changed (the person moved their account to a new
+    /// number).
+    Phone {
+        /// Who changed it.
+        by: String,
+        /// The previous primary phone.
+        from: Option<String>,
+        /// The new one.
+        to: String,
+    },
 }
 
 /// One entry of a contact's timeline.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use wm_core::provider::{MessagingProvider, OutboundMessage, SendError};
+use wm_core::provider::{Accepted, MessagingProvider, OutboundMessage, SendError};
 use wm_core::whatsapp;
 
 use super::no_nul;
@@ -315,11 +315,12 @@ fn transport_error(e: reqwest::Error) -> SendError {
     }
 }
 
-/// What an answer means: a message id, or the platform's error judged by the code table.
-fn interpret(status: StatusCode, bytes: &[u8]) -> Result<String, SendError> {
+/// What an answer means: a message id (with the person's `wa_id`), or the platform's error
+/// judged by the code table.
+fn interpret(status: StatusCode, bytes: &[u8]) -> Result<Accepted, SendError> {
     if status.is_success() {
         let body: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
-        return body
+        let message_id = body
             .pointer("/messages/0/id")
             .and_then(Value::as_str)
             .filter(|id| !id.is_empty())
@@ -328,7 +329,16 @@ fn interpret(status: StatusCode, bytes: &[u8]) -> Result<String, SendError> {
                 SendError::Ambiguous(format!(
                     "the platform answered {status} without a message id"
                 ))
-            });
+            })?;
+        let recipient = body
+            .pointer("/contacts/0/wa_id")
+            .and_then(Value::as_str)
+            .filter(|w| !w.is_empty())
+            .map(no_nul);
+        return Ok(Accepted {
+            message_id,
+            recipient,
+        });
     }
     if let Some(error) = GraphError::parse(bytes) {
         let text = error.text();
@@ -361,7 +371,7 @@ impl MessagingProvider for WhatsAppProvider {
         "whatsapp"
     }
 
-    async fn send(&self, message: &OutboundMessage) -> Result<String, SendError> {
+    async fn send(&self, message: &OutboundMessage) -> Result<Accepted, SendError> {
         let Some(account) = message
             .account
             .as_ref()

@@ -33,7 +33,8 @@ pub enum PlatformEvent {
         /// The platform's error code of a failure (`errors[0].code`).
         code: Option<i64>,
     },
-    /// A person wrote to a business number.
+    /// A person wrote to a business number (every message type, `unsupported` and types
+    /// added later included: whoever writes is never lost).
     Inbound {
         /// The business number written to.
         phone_number_id: String,
@@ -45,12 +46,34 @@ pub enum PlatformEvent {
         name: Option<String>,
         /// When they sent it (ms since epoch).
         at_ms: Option<i64>,
-        /// The message type: `text`, `button`, `interactive`, `image`, …
+        /// The message type: `text`, `button`, `interactive`, `image`, `unsupported`, …
         kind: String,
         /// The text body, a button's text, an interactive reply's title or a media caption.
         text: Option<String>,
         /// The business message it replies to (`context.id`).
         context_id: Option<String>,
+    },
+    /// A person moved their WhatsApp account to a new number (a `system` message of type
+    /// `user_changed_number`, formerly `customer_changed_number`).
+    NumberChanged {
+        /// The business number told.
+        phone_number_id: String,
+        /// The platform's id of the notice (for de-duplicating redeliveries).
+        message_id: String,
+        /// The old WhatsApp id.
+        from: String,
+        /// The new one.
+        to: String,
+    },
+    /// A person stopped or resumed a business's marketing messages from the chat (the
+    /// `user_preferences` field).
+    Preference {
+        /// The business number concerned.
+        phone_number_id: String,
+        /// The person's WhatsApp id.
+        wa_id: String,
+        /// `true` for `stop`, `false` for `resume`.
+        stop: bool,
     },
     /// A template's review status changed.
     TemplateStatus {
@@ -140,6 +163,7 @@ pub fn parse(body: &[u8]) -> Result<Vec<PlatformEvent>, String> {
             };
             match change.get("field").and_then(Value::as_str) {
                 Some("messages") => messages(value, &mut events),
+                Some("user_preferences") => preferences(value, &mut events),
                 Some("message_template_status_update") => {
                     events.extend(template_status(waba_id.as_deref(), value));
                 }
@@ -222,6 +246,7 @@ fn status(phone_number_id: &str, s: &Value) -> Option<PlatformEvent> {
         provider_message_id,
         correlation_id: text(s.get("biz_opaque_callback_data")),
         opt_out: status == RecipientStatus::Failed && code.is_some_and(whatsapp::is_opt_out),
+        recipient: text(s.get("recipient_id")),
         status,
         at_ms: timestamp_ms(s.get("timestamp")),
         error: error.filter(|e| !e.is_empty()),
@@ -236,15 +261,19 @@ fn status(phone_number_id: &str, s: &Value) -> Option<PlatformEvent> {
 fn inbound(phone_number_id: &str, contacts: &[Value], m: &Value) -> Option<PlatformEvent> {
     let from = text(m.get("from"))?;
     let message_id = text(m.get("id"))?;
-    let kind = m.get("type")?.as_str()?.to_ascii_lowercase();
+    let kind = text(m.get("type"))
+        .unwrap_or_else(|| "unknown".to_owned())
+        .to_ascii_lowercase();
     let body = match kind.as_str() {
         "text" => text(m.pointer("/text/body")),
         "button" => text(m.pointer("/button/text")).or_else(|| text(m.pointer("/button/payload"))),
         "interactive" => text(m.pointer("/interactive/button_reply/title"))
             .or_else(|| text(m.pointer("/interactive/list_reply/title"))),
         "image" | "video" | "document" => text(m.get(&kind).and_then(|media| media.get("caption"))),
-        "audio" | "sticker" | "location" | "contacts" | "reaction" | "order" => None,
-        _ => return None, // `system`, `unsupported`, `unknown` and new types
+        "system" => return number_changed(phone_number_id, &from, &message_id, m),
+        // `unsupported`, `unknown`, media without text and types added later: still a
+        // message from someone, whose contact and conversation must exist.
+        _ => None,
     };
     let contact = contacts
         .iter()
@@ -264,6 +293,57 @@ fn inbound(phone_number_id: &str, contacts: &[Value], m: &Value) -> Option<Platf
         text: body,
         context_id: text(m.pointer("/context/id")),
     })
+}
+
+/// A `system` message: a number change becomes [`PlatformEvent::NumberChanged`]; other
+/// notices (an identity or user-id change) carry nothing wm keeps.
+fn number_changed(
+    phone_number_id: &str,
+    from: &str,
+    message_id: &str,
+    m: &Value,
+) -> Option<PlatformEvent> {
+    let system = m.get("system")?;
+    let kind = text(system.get("type"))?.to_ascii_lowercase();
+    if kind != "user_changed_number" && kind != "customer_changed_number" {
+        return None;
+    }
+    // `wa_id` since Graph v12; `new_wa_id` before.
+    let to = text(system.get("wa_id")).or_else(|| text(system.get("new_wa_id")))?;
+    Some(PlatformEvent::NumberChanged {
+        phone_number_id: phone_number_id.to_owned(),
+        message_id: message_id.to_owned(),
+        from: from.to_owned(),
+        to,
+    })
+}
+
+/// `user_preferences[]` of a `user_preferences` change: marketing messages stopped or
+/// resumed (other categories and values are skipped).
+fn preferences(value: &Value, events: &mut Vec<PlatformEvent>) {
+    let Some(phone_number_id) = text(value.pointer("/metadata/phone_number_id")) else {
+        return;
+    };
+    let list = value.get("user_preferences").and_then(Value::as_array);
+    for p in list.into_iter().flatten() {
+        let category = text(p.get("category")).map(|c| c.to_ascii_lowercase());
+        if category.as_deref() != Some("marketing_messages") {
+            continue;
+        }
+        let stop = match text(p.get("value")).map(|v| v.to_ascii_lowercase()).as_deref() {
+            Some("stop") => true,
+            Some("resume") => false,
+            _ => continue,
+        };
+        let Some(wa_id) = text(p.get("wa_id")) else {
+            continue;
+        };
+        events.push(PlatformEvent::Preference {
+            phone_number_id: phone_number_id.clone(),
+            wa_id,
+            stop,
+        });
+    }
 }
 
 fn template_status(waba_id: Option<&str>, value: &Value) -> Option<PlatformEvent> {

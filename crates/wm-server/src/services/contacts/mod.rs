@@ -1,9 +1,11 @@
 //! Contact use cases: the shared checks and reads here, [`write`] (create and change),
-//! [`bulk`] (bulk and automation changes) and `history` (identities, notes, timeline).
+//! [`bulk`] (bulk and automation changes), `history` (identities, notes, timeline) and
+//! [`platform`] (who a platform id names, and what the person changes from the chat).
 
 pub mod batch;
 mod bulk;
 mod history;
+pub mod platform;
 mod write;
 
 pub use bulk::{apply_automation_change, bulk};

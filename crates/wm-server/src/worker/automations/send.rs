@@ -112,7 +112,8 @@ impl AutomationWorker {
             .await
             .map_err(db)?;
         match self.state.provider.send(&message).await {
-            Ok(id) => {
+            Ok(accepted) => {
+                let id = accepted.message_id;
                 metrics::messages_sent(provider, Source::Automation, 1);
                 Ok(StepOutcome::Sent {
                     detail: format!("template {} (message {id})", tpl.name),

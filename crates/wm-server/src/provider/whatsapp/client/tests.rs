@@ -3,7 +3,9 @@
 use std::time::Duration;
 
 use axum::http::StatusCode as AxumStatus;
-use wm_core::provider::{MessagingProvider, OutboundMessage, PlatformAccount, SendError};
+use wm_core::provider::{
+    Accepted, MessagingProvider, OutboundMessage, PlatformAccount, SendError,
+};
 use wm_core::whatsapp::{
     PLATFORM_BAD_RESPONSE, PLATFORM_NOT_CONFIGURED, PLATFORM_NUMBER_NOT_REGISTERED,
     PLATFORM_SPAM_LIMIT, PLATFORM_TOKEN_EXPIRED, TEMPLATE_PAUSED,
@@ -84,8 +86,10 @@ async fn canned(status: AxumStatus, body: &'static str) -> String {
 async fn sends_a_template_and_returns_the_wamid() {
     let fake = fake().await;
     let sent = provider(&fake.url()).send(&message()).await;
-    let wamid = sent.unwrap_or_else(|e| panic!("send: {e}"));
+    let sent = sent.unwrap_or_else(|e| panic!("send: {e}"));
+    let wamid = sent.message_id;
     assert!(wamid.starts_with("wamid."), "{wamid}");
+    assert_eq!(sent.recipient.as_deref(), Some(TO_DIGITS));
     let accepted = fake
         .message(&wamid)
         .unwrap_or_else(|| panic!("not accepted"));
@@ -97,6 +101,20 @@ async fn sends_a_template_and_returns_the_wamid() {
         accepted.biz_opaque_callback_data.as_deref(),
         Some("0190f3c2-7a41-7c1e-9d1b-3c0e8f6a2b11")
     );
+    fake.shutdown().await;
+}
+
+/// The platform's `contacts[].wa_id` is the person's id even when it spells the number
+/// otherwise (a Mexican account from before the mobile `1` was dropped).
+#[tokio::test]
+async fn returns_the_platforms_wa_id_for_the_number() {
+    let fake = fake().await;
+    let mut m = message();
+    m.to = "+525559784978".into();
+    fake.register_wa_id(&m.to, "5215559784978");
+    let sent = provider(&fake.url()).send(&m).await;
+    let sent = sent.unwrap_or_else(|e| panic!("send: {e}"));
+    assert_eq!(sent.recipient.as_deref(), Some("5215559784978"));
     fake.shutdown().await;
 }
 
@@ -183,7 +201,7 @@ async fn account_and_template_problems_pause_the_campaign() {
     let mut no_account = message();
     no_account.account = None;
     let none = wa.send(&no_account).await;
-    let stop = |r: &Result<String, SendError>| match r {
+    let stop = |r: &Result<Accepted, SendError>| match r {
         Err(SendError::Paused { stop_reason, .. }) => stop_reason.clone(),
         other => format!("{other:?}"),
     };

@@ -126,7 +126,11 @@ fn statuses(events: &[PlatformEvent]) -> Vec<(&StatusUpdate, Option<i64>)> {
 async fn status_webhooks_of_a_send_carry_the_correlation_id() {
     let (fake, caught) = setup().await;
     let wa = WhatsAppProvider::new(&fake.url(), "v23.0").unwrap();
-    let wamid = wa.send(&message("+5215512345678", "corr-1")).await.unwrap();
+    let wamid = wa
+        .send(&message("+5215512345678", "corr-1"))
+        .await
+        .unwrap()
+        .message_id;
     let events = caught_events(&fake, &caught).await;
     let got = statuses(&events);
     let names: Vec<_> = got.iter().map(|(u, _)| u.status).collect();
@@ -141,6 +145,7 @@ async fn status_webhooks_of_a_send_carry_the_correlation_id() {
     for (update, code) in got {
         assert_eq!(update.provider_message_id, wamid);
         assert_eq!(update.correlation_id.as_deref(), Some("corr-1"));
+        assert_eq!(update.recipient.as_deref(), Some("5215512345678"));
         assert!(
             update
                 .at_ms
@@ -347,7 +352,7 @@ fn documented_inbound_text_and_unknowns() {
       {"value":{"display_phone_number":"16505553333","event":"UPGRADE","current_limit":"TIER_10K"},"field":"phone_number_quality_update"}
     ]}]}"#;
     let events = parse(body.as_bytes()).unwrap();
-    assert_eq!(events.len(), 4, "{events:?}");
+    assert_eq!(events.len(), 6, "{events:?}");
     assert_eq!(
         events[0],
         PlatformEvent::Inbound {
@@ -368,12 +373,77 @@ fn documented_inbound_text_and_unknowns() {
         (kind.as_str(), text.as_deref()),
         ("image", Some("see\u{FFFD}this"))
     );
+    // An unsupported message and a type added later are still someone writing.
+    for (event, (want_id, want_kind)) in events[2..4]
+        .iter()
+        .zip([("wamid.3", "unsupported"), ("wamid.4", "some_future_type")])
+    {
+        let PlatformEvent::Inbound {
+            message_id,
+            kind,
+            text,
+            from,
+            ..
+        } = event
+        else {
+            panic!("{event:?}")
+        };
+        assert_eq!(
+            (message_id.as_str(), kind.as_str(), text, from.as_str()),
+            (want_id, want_kind, &None, "16315551234")
+        );
+    }
     assert!(
-        matches!(&events[2], PlatformEvent::TemplateStatus { status, reason: None, .. } if status == "APPROVED")
+        matches!(&events[4], PlatformEvent::TemplateStatus { status, reason: None, .. } if status == "APPROVED")
     );
     assert!(
-        matches!(&events[3], PlatformEvent::Quality { rating: None, event, .. } if event == "UPGRADE")
+        matches!(&events[5], PlatformEvent::Quality { rating: None, event, .. } if event == "UPGRADE")
     );
+}
+
+/// Meta's system-message reference (`user_changed_number`, no `contacts`), and the older
+/// `customer_changed_number` with `new_wa_id`; an identity change carries nothing.
+#[test]
+fn documented_number_changes() {
+    let body = r#"{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},
+      "messages":[
+        {"from":"16505551234","id":"wamid.S1","timestamp":"1739321024","type":"system","system":{"body":"User Sheena Nelson changed from 16505551234 to 16505559999","wa_id":"16505559999","type":"user_changed_number"}},
+        {"from":"16505551234","id":"wamid.S2","timestamp":"1739321025","type":"system","system":{"body":"changed","new_wa_id":"16505558888","type":"customer_changed_number"}},
+        {"from":"16505551234","id":"wamid.S3","timestamp":"1739321026","type":"system","system":{"body":"identity changed","identity":"abc","customer":"16505551234","type":"customer_identity_changed"}}
+      ]},"field":"messages"}]}]}"#;
+    let events = parse(body.as_bytes()).unwrap();
+    let changed = |id: &str, to: &str| PlatformEvent::NumberChanged {
+        phone_number_id: "106540352242922".into(),
+        message_id: id.into(),
+        from: "16505551234".into(),
+        to: to.into(),
+    };
+    assert_eq!(
+        events,
+        [
+            changed("wamid.S1", "16505559999"),
+            changed("wamid.S2", "16505558888")
+        ]
+    );
+}
+
+/// Meta's `user_preferences` reference: marketing messages stopped and resumed.
+#[test]
+fn documented_user_preferences() {
+    let body = r#"{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},
+      "contacts":[{"profile":{"name":"Sheena Nelson"},"wa_id":"16505551234"}],
+      "user_preferences":[
+        {"wa_id":"16505551234","detail":"User requested to stop marketing messages","category":"marketing_messages","value":"stop","timestamp":1731705721},
+        {"wa_id":"16505551234","detail":"User requested to resume marketing messages","category":"marketing_messages","value":"resume","timestamp":1731705722},
+        {"wa_id":"16505551234","category":"something_else","value":"stop","timestamp":1731705723}
+      ]},"field":"user_preferences"}]}]}"#;
+    let events = parse(body.as_bytes()).unwrap();
+    let pref = |stop| PlatformEvent::Preference {
+        phone_number_id: "106540352242922".into(),
+        wa_id: "16505551234".into(),
+        stop,
+    };
+    assert_eq!(events, [pref(true), pref(false)]);
 }
 
 #[test]
