@@ -1,12 +1,14 @@
 //! The platform stopping a send: an expired token or a throughput limit stops the chunk at
 //! once (the calls already under way finish; no more are made), the campaign pauses or
-//! backs off, and afterwards every person gets their message exactly once.
+//! backs off, and afterwards every person gets their message exactly once. A pause from
+//! outside the chunk (a template paused by a platform webhook, a user's pause) stops the
+//! next call too, even while the chunk is paced.
 
 use std::collections::HashMap;
 
 use axum::http::Method;
-use serde_json::json;
-use wm_fake_graph::{AttemptOutcome, NumberSpec, StatusOptions};
+use serde_json::{Value, json};
+use wm_fake_graph::{AttemptOutcome, NumberSpec, StatusOptions, TemplateStatusUpdate};
 use wm_server::worker::dispatch::SEND_CONCURRENCY;
 
 use crate::support::ledger;
@@ -114,4 +116,90 @@ async fn a_throughput_limit_stops_the_chunk_and_the_campaign_backs_off() {
     assert_eq!(c["status"], "COMPLETED", "{c}");
     assert_eq!(c["stats"]["delivered"], 200);
     each_once(&wa, &r).await;
+}
+
+/// What pauses the campaign in [`paused_mid_send`].
+enum Pause {
+    /// A signed `message_template_status_update` PAUSED for the campaign's template.
+    TemplateWebhook,
+    /// `POST /campaigns/{id}/pause`.
+    User,
+}
+
+/// Sends a paced campaign (4 messages/s) in the background and pauses it once a few calls
+/// went out. Returns the campaign after the send pass ended, and asserts that no call
+/// reached the platform after the pause but those already under way when it was applied.
+async fn paused_mid_send(wa: &Wa, pause: Pause) -> Value {
+    let r = ready(wa, 40, 100.0).await;
+    let id = &r.campaign;
+    r.org
+        .post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .ok(200);
+    let state = wa.app.state.clone();
+    let pass = tokio::spawn(async move {
+        wm_server::worker::campaigns::CampaignWorker::new(state)
+            .run_once()
+            .await
+    });
+    for _ in 0..500 {
+        if wa.fake.attempts().len() >= 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(wa.fake.attempts().len() >= 3, "the send did not start");
+    match pause {
+        Pause::TemplateWebhook => {
+            let posted = wa
+                .fake
+                .post_template_status_update(TemplateStatusUpdate {
+                    waba_id: WABA.into(),
+                    name: "promo".into(),
+                    language: "es_MX".into(),
+                    event: "PAUSED".into(),
+                    reason: None,
+                    // The platform has not refused a send yet: the webhook alone stops it.
+                    apply: false,
+                })
+                .await
+                .unwrap();
+            assert_eq!(posted.last_status, Some(200));
+            wa.settle().await;
+        }
+        Pause::User => {
+            r.org
+                .post(&format!("/campaigns/{id}/pause"), json!({}))
+                .await
+                .ok(200);
+        }
+    }
+    // What is under way now may still land; nothing claimed later may.
+    let in_flight = wa.app.calls_in_flight().await;
+    let made = wa.fake.attempts().len();
+    let c = r.org.get(&format!("/campaigns/{id}")).await.ok(200);
+    assert_eq!(c["status"], "PAUSED", "{c}");
+    pass.await.unwrap().unwrap();
+    let after = wa.fake.attempts().len() - made;
+    assert!(
+        after as u64 <= in_flight,
+        "{after} calls reached the platform after the pause, {in_flight} were under way"
+    );
+    let c = r.org.get(&format!("/campaigns/{id}")).await.ok(200);
+    assert!(c["stats"]["pending"].as_u64().unwrap() > 20, "{c}");
+    c
+}
+
+#[tokio::test]
+async fn a_template_paused_by_the_platform_mid_send_stops_the_next_call() {
+    let wa = Wa::paced(StatusOptions::default(), 4).await;
+    let c = paused_mid_send(&wa, Pause::TemplateWebhook).await;
+    assert_eq!(c["stopReason"], "TEMPLATE_PAUSED", "{c}");
+}
+
+#[tokio::test]
+async fn a_users_pause_mid_send_stops_the_next_call() {
+    let wa = Wa::paced(StatusOptions::default(), 4).await;
+    let c = paused_mid_send(&wa, Pause::User).await;
+    assert_eq!(c["stopReason"], Value::Null, "{c}");
 }
