@@ -216,7 +216,7 @@ pub struct ListAutomationsQuery {
     pub q: Option<String>,
     /// `true` includes archived ones (the query takes the words `true` and `false`).
     #[serde(default, with = "crate::common::bool_word")]
-    #[schemars(with = "Option<String>", extend("enum" = ["true", "false"]))]
+    #[schemars(with = "Option<String>", extend("enum" = ["true", "false", null]))]
     pub include_archived: Option<bool>,
 }
 

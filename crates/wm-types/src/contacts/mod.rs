@@ -426,9 +426,10 @@ pub struct ListContactsQuery {
     #[serde(default)]
     #[schemars(length(max = MAX_SEARCH))]
     pub search: Option<String>,
-    /// Created in the last 7, 30 or 90 days.
+    /// Created in the last 7, 30 or 90 days. The enum lists `null` because the schema of an
+    /// optional field is nullable with `default: null`, which its enum must allow.
     #[serde(default)]
-    #[schemars(extend("enum" = [7, 30, 90]))]
+    #[schemars(extend("enum" = [7, 30, 90, null]))]
     pub days: Option<u32>,
     /// Ids (`ids=a,b` or repeated).
     #[serde(default)]
