@@ -206,7 +206,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         )),
     };
     let state = AppState::build(db, clock, settings, provider, secret_key);
-    let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    let listener = listener::bind(args.listen, "--listen / WM_LISTEN").await?;
     let _metrics = observe::exporter::serve(args.metrics_listen.0, &state).await?;
     let base = format!("http://{}/api/v1", listener.local_addr()?);
     if generated {

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,6 +29,15 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use crate::error::ApiError;
+
+/// Binds `addr`, or fails saying which address could not be taken and which setting
+/// moves it (`setting`: the flag and its `WM_` twin), so a second server on the same host
+/// says more than "Address already in use".
+pub async fn bind(addr: SocketAddr, setting: &str) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        anyhow::anyhow!("cannot listen on {addr}: {e}. Set {setting} to another address.")
+    })
+}
 
 /// File descriptors kept free for the database pool, files and the metrics listener.
 const FD_RESERVE: u64 = 64;

@@ -78,7 +78,11 @@ pub async fn serve(addr: Option<SocketAddr>, state: &AppState) -> anyhow::Result
         .map_err(|e| anyhow::anyhow!("installing the metrics recorder: {e}"))?;
     super::metrics::describe();
     super::metrics::cache_global_handles();
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = crate::listener::bind(
+        addr,
+        "--metrics-listen / WM_METRICS_LISTEN (empty turns metrics off)",
+    )
+    .await?;
     let addr = listener.local_addr()?;
     let state = state.clone();
     let scrape = handle.clone();

@@ -45,6 +45,31 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Runs a `wm-server` command expected to stop by itself (a refusal at start) and returns
+/// how it exited and what it wrote to stderr; one still running after a minute is killed
+/// and reported.
+pub async fn run_to_exit(mut command: Command) -> (std::process::ExitStatus, String) {
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start wm-server");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("wm-server did not stop: {command:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    (status, stderr)
+}
+
 /// One `wm-server serve` process and where it logs.
 pub struct Replica {
     /// Its port on 127.0.0.1.

@@ -1,5 +1,6 @@
 //! The real server (`wm_server::run`) over TCP with its background workers: a campaign sent
-//! through the API completes by itself and its `campaign.finished` webhook arrives, signed.
+//! through the API completes by itself and its `campaign.finished` webhook arrives, signed;
+//! and the real binary refuses an address it cannot listen on, naming it and its setting.
 
 use std::sync::{Arc, Mutex};
 
@@ -177,4 +178,42 @@ async fn replicas_migrating_at_once_all_succeed() {
     for r in replicas {
         r.await.unwrap().expect("every replica migrates");
     }
+}
+
+/// A second server on the same host: each listener that cannot bind names its address and
+/// the setting that moves it.
+#[tokio::test]
+async fn a_listener_that_cannot_bind_names_its_address_and_setting() {
+    use crate::replicas_harness::{free_port, run_to_exit};
+    let dir = std::env::temp_dir().join(format!("wm-bind-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken_addr = taken.local_addr().unwrap().to_string();
+    let free = format!("127.0.0.1:{}", free_port());
+    for (listen, metrics, setting) in [
+        (taken_addr.as_str(), "", "WM_LISTEN"),
+        (free.as_str(), taken_addr.as_str(), "WM_METRICS_LISTEN"),
+    ] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_wm-server"));
+        command
+            .arg("serve")
+            .env(
+                "WM_DATABASE_URL",
+                format!("sqlite://{}?mode=rwc", dir.join("t.db").display()),
+            )
+            .env("WM_LISTEN", listen)
+            .env("WM_METRICS_LISTEN", metrics)
+            .env("WM_ADMIN_TOKEN", "bind-admin")
+            .env("RUST_LOG", "warn");
+        let (status, stderr) = run_to_exit(command).await;
+        assert!(!status.success(), "{stderr}");
+        assert!(
+            stderr.contains(&format!("cannot listen on {taken_addr}")),
+            "{stderr}"
+        );
+        assert!(stderr.contains(setting), "{setting}: {stderr}");
+        assert!(stderr.contains("in use"), "{stderr}");
+    }
+    drop(taken);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -186,7 +186,7 @@ async fn a_numbers_own_mps_paces_it_at_that_rate() {
 
 #[tokio::test]
 async fn the_server_refuses_to_start_with_a_bad_secret_key() {
-    use std::process::{Command, Stdio};
+    use std::process::Command;
     let dir = std::env::temp_dir().join(format!("wm-secret-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     let sixteen = "AAAAAAAAAAAAAAAAAAAAAA=="; // 16 bytes
@@ -201,7 +201,8 @@ async fn the_server_refuses_to_start_with_a_bad_secret_key() {
         ),
     ] {
         let db = dir.join("t.db");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wm-server"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_wm-server"));
+        command
             .arg("serve")
             .env(
                 "WM_DATABASE_URL",
@@ -215,25 +216,9 @@ async fn the_server_refuses_to_start_with_a_bad_secret_key() {
             .env("WM_METRICS_LISTEN", "")
             .env("WM_PROVIDER", "whatsapp")
             .env("WM_SECRET_KEY", key)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start wm-server");
+            .env("RUST_LOG", "warn");
         // It exits on its own; one that started anyway is stopped and reported.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if std::time::Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("wm-server started with WM_SECRET_KEY={key}");
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        };
-        let mut stderr = String::new();
-        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        let (status, stderr) = crate::replicas_harness::run_to_exit(command).await;
         assert!(!status.success(), "{stderr}");
         assert!(stderr.contains(said), "{stderr}");
         assert!(
