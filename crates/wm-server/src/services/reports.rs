@@ -315,16 +315,14 @@ pub async fn wallet(
     });
     let opening = in_org::<ledger_entry::Entity>(org)
         .filter(ledger_entry::Column::CreatedAt.lt(c.start))
-        .order_by_desc(ledger_entry::Column::CreatedAt)
-        .order_by_desc(ledger_entry::Column::Id)
+        .order_by_desc(ledger_entry::Column::Seq)
         .one(conn)
         .await?
         .map_or(0, |e| e.balance_after_micros);
     let entries = in_org::<ledger_entry::Entity>(org)
         .filter(ledger_entry::Column::CreatedAt.gte(c.start))
         .filter(ledger_entry::Column::CreatedAt.lt(c.end))
-        .order_by_asc(ledger_entry::Column::CreatedAt)
-        .order_by_asc(ledger_entry::Column::Id)
+        .order_by_asc(ledger_entry::Column::Seq)
         .all(conn)
         .await?;
     let mut end_of_day: Vec<Option<i64>> = vec![None; series.len()];

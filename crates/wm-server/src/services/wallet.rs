@@ -1,7 +1,9 @@
 //! The prepaid wallet: a balance that never goes negative and a ledger that explains it.
 //!
 //! Every change is a conditional update of the balance plus a ledger entry, in the caller's
-//! transaction; a charge that the balance cannot cover changes nothing.
+//! transaction; a charge that the balance cannot cover changes nothing. The same update
+//! numbers the entry (`wallets.entries`, m0015): it holds the wallet row until the commit,
+//! so the ledger's order is the order the changes committed in.
 
 use crate::db::Unique;
 use sea_orm::sea_query::Expr;
@@ -20,6 +22,7 @@ pub async fn ensure(conn: &impl ConnectionTrait, org: Uuid, now: i64) -> Result<
     wallet::Entity::insert(wallet::ActiveModel {
         organization_id: Set(org),
         balance_micros: Set(0),
+        entries: Set(0),
         updated_at: Set(now),
     })
     .on_conflict_do_nothing_on([wallet::Column::OrganizationId])
@@ -47,7 +50,11 @@ async fn entry(
     description: &str,
     now: i64,
 ) -> Result<(), DbErr> {
-    let after = balance(conn, org).await?.0;
+    // Read under the update that moved the balance and numbered the entry.
+    let (after, seq) = wallet::Entity::find_by_id(org)
+        .unique(conn)
+        .await?
+        .map_or((0, 0), |w| (w.balance_micros, w.entries));
     ledger_entry::Entity::insert(ledger_entry::ActiveModel {
         id: Set(Uuid::now_v7()),
         organization_id: Set(org),
@@ -57,6 +64,7 @@ async fn entry(
         campaign_id: Set(campaign),
         description: Set(description.to_owned()),
         created_at: Set(now),
+        seq: Set(seq),
     })
     .exec_without_returning(conn)
     .await?;
@@ -81,6 +89,10 @@ pub async fn credit(
         .col_expr(
             wallet::Column::BalanceMicros,
             Expr::col(wallet::Column::BalanceMicros).add(amount.0),
+        )
+        .col_expr(
+            wallet::Column::Entries,
+            Expr::col(wallet::Column::Entries).add(1),
         )
         .col_expr(wallet::Column::UpdatedAt, Expr::val(now))
         .filter(wallet::Column::OrganizationId.eq(org))
@@ -111,6 +123,10 @@ pub async fn charge(
             wallet::Column::BalanceMicros,
             Expr::col(wallet::Column::BalanceMicros).sub(amount.0),
         )
+        .col_expr(
+            wallet::Column::Entries,
+            Expr::col(wallet::Column::Entries).add(1),
+        )
         .col_expr(wallet::Column::UpdatedAt, Expr::val(now))
         .filter(wallet::Column::OrganizationId.eq(org))
         .filter(wallet::Column::BalanceMicros.gte(amount.0))
@@ -137,7 +153,7 @@ pub async fn charge(
     Ok(true)
 }
 
-/// The latest ledger entries, newest first.
+/// The latest ledger entries, newest first (in commit order).
 pub async fn recent(
     conn: &impl ConnectionTrait,
     org: Uuid,
@@ -145,8 +161,7 @@ pub async fn recent(
 ) -> Result<Vec<LedgerEntry>, DbErr> {
     Ok(ledger_entry::Entity::find()
         .filter(ledger_entry::Column::OrganizationId.eq(org))
-        .order_by_desc(ledger_entry::Column::CreatedAt)
-        .order_by_desc(ledger_entry::Column::Id)
+        .order_by_desc(ledger_entry::Column::Seq)
         .limit(limit)
         .all(conn)
         .await?

@@ -1,5 +1,6 @@
 //! Campaign sends under concurrency and crashes: one of two sends wins, the wallet never goes
-//! below zero, and a restart mid-send neither sends nor charges a recipient twice.
+//! below zero and its ledger reads in the order the charges committed, and a restart
+//! mid-send neither sends nor charges a recipient twice.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,6 +37,77 @@ async fn two_concurrent_sends_of_one_campaign_one_wins() {
             .count(),
         1
     );
+}
+
+/// Every entry's `balanceAfter` is the previous one's plus its amount, oldest first.
+fn assert_reads_in_order(entries: &[(i64, i64)], what: &str) {
+    for pair in entries.windows(2) {
+        let [(_, before), (amount, after)] = pair else {
+            unreachable!()
+        };
+        assert_eq!(
+            before + amount,
+            *after,
+            "{what}: an entry of {amount} after a balance of {before} reads {after}: {entries:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_ledger_reads_in_the_order_concurrent_charges_committed() {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+    use wm_server::db::entities::ledger_entry;
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let s = setup(&org).await;
+    let ids = contacts(&org, 1, "t").await;
+    let mut paths = Vec::new();
+    for _ in 0..40 {
+        let id = campaign_to(&org, &s, &s.plain, &ids).await;
+        paths.push(format!("/campaigns/{id}/send"));
+    }
+    top_up(&org, 100.0).await;
+    // The clock moves while the sends wait for the wallet: each takes its time before its
+    // turn, so the order of their times is not the order they commit in.
+    let clock = app.clock.clone();
+    let ticking = tokio::spawn(async move {
+        loop {
+            clock.advance(Duration::milliseconds(1));
+            tokio::time::sleep(std::time::Duration::from_micros(200)).await;
+        }
+    });
+    let sends = paths.iter().map(|p| org.post(p, json!({})));
+    let results = futures::future::join_all(sends).await;
+    ticking.abort();
+    assert!(results.iter().all(|r| r.status == 200));
+    // As the API lists it (newest first), read top to bottom from the oldest.
+    let w = org.get("/wallet").await.ok(200);
+    let micros = |v: &Value| (v.as_f64().unwrap() * 1e6).round() as i64;
+    let mut listed: Vec<(i64, i64)> = w["recentEntries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (micros(&e["amount"]), micros(&e["balanceAfter"])))
+        .collect();
+    listed.reverse();
+    assert_eq!(listed.len(), 41, "the top-up and 40 charges");
+    assert_reads_in_order(&listed, "GET /wallet");
+    assert_eq!(listed.last().unwrap().1, micros(&w["balance"]));
+    // As stored: numbered 1, 2, 3… in the same order.
+    let rows = ledger_entry::Entity::find()
+        .filter(ledger_entry::Column::OrganizationId.eq(org.id.parse::<uuid::Uuid>().unwrap()))
+        .order_by_asc(ledger_entry::Column::Seq)
+        .all(&app.state.db.conn)
+        .await
+        .unwrap();
+    let seqs: Vec<i64> = rows.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=41).collect::<Vec<i64>>());
+    let stored: Vec<(i64, i64)> = rows
+        .iter()
+        .map(|e| (e.amount_micros, e.balance_after_micros))
+        .collect();
+    assert_eq!(stored, listed);
+    assert_reads_in_order(&stored, "ledger_entries by seq");
 }
 
 #[tokio::test]

@@ -16,6 +16,8 @@ pub struct Model {
     pub campaign_id: Option<Uuid>,
     pub description: String,
     pub created_at: i64,
+    /// The entry's place in the organisation's ledger (1, 2, 3…), in commit order.
+    pub seq: i64,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

@@ -10,6 +10,8 @@ pub struct Model {
     pub organization_id: Uuid,
     /// Never negative (a CHECK and conditional updates).
     pub balance_micros: i64,
+    /// How many ledger entries the organisation has: the last one's `seq`.
+    pub entries: i64,
     pub updated_at: i64,
 }
 

@@ -17,6 +17,7 @@ mod m0011_recipient_indexes;
 mod m0012_recipient_keys;
 mod m0013_tallies;
 mod m0014_audience_tallies;
+mod m0015_ledger_order;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -39,6 +40,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0012_recipient_keys::Migration),
             Box::new(m0013_tallies::Migration),
             Box::new(m0014_audience_tallies::Migration),
+            Box::new(m0015_ledger_order::Migration),
         ]
     }
 }
