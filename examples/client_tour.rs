@@ -182,6 +182,12 @@ fn describe(entry: &TimelineEntry) -> String {
             "conversation on {}: {}",
             conversation.channel_type, conversation.status
         ),
+        TimelineKind::Consent { opted_out, by, .. } => format!("opted out: {opted_out} by {by}"),
+        TimelineKind::Phone { from, to, .. } => {
+            format!("phone {} -> {to}", from.as_deref().unwrap_or("none"))
+        }
+        // Kinds a newer server adds.
+        _ => "another kind".to_owned(),
     }
 }
 

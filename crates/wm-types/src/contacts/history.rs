@@ -102,9 +102,11 @@ pub struct ConversationRef {
     pub status: ConversationStatus,
 }
 
-/// What happened, with the fields of its kind.
+/// What happened, with the fields of its kind. Kinds are added over time (`consent` and
+/// `phone` came after the spec's five), so a match needs a wildcard arm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum TimelineKind {
     /// The contact was created.
     Created {
