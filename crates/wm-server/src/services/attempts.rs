@@ -5,11 +5,11 @@
 //! fails as "outcome unknown" and is refunded.
 
 use sea_orm::sea_query::Expr;
+use sea_orm::sea_query::Query;
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, ExprTrait, QueryFilter,
     QueryOrder, QuerySelect,
 };
-use sea_orm::sea_query::Query;
 use uuid::Uuid;
 use wm_core::provider::Accepted;
 use wm_types::campaigns::CampaignStatus;

@@ -180,10 +180,7 @@ async fn the_persons_stop_and_resume_follow_their_marketing_consent() {
     assert_eq!(events.len(), before + 1, "{events:?}");
     assert_eq!(events[before].0, "contact.updated");
     assert_eq!(events[before].1["changedFields"], json!(["optedOut"]));
-    let timeline = org
-        .get(&format!("/contacts/{id}/timeline"))
-        .await
-        .ok(200);
+    let timeline = org.get(&format!("/contacts/{id}/timeline")).await.ok(200);
     let consent: Vec<&Value> = timeline["data"]
         .as_array()
         .unwrap()
@@ -250,10 +247,7 @@ async fn a_number_change_moves_the_contacts_whatsapp_identity_and_phone() {
     let c = org.get(&format!("/contacts/{id}")).await.ok(200);
     assert_eq!(c["primaryPhone"], "+16505559999", "{c}");
     assert_eq!(whatsapp_ids(&org, &id).await, ["16505559999"]);
-    let timeline = org
-        .get(&format!("/contacts/{id}/timeline"))
-        .await
-        .ok(200);
+    let timeline = org.get(&format!("/contacts/{id}/timeline")).await.ok(200);
     let phone = timeline["data"]
         .as_array()
         .unwrap()

@@ -1,7 +1,11 @@
-//! Schema migrations, run at start-up (and by every test on its fresh database).
+//! Schema migrations, run at start-up (and by every test on its fresh database). A
+//! migration that has landed is never edited ([`frozen`] checks it): a schema change is a
+//! new migration.
 
 use sea_orm_migration::prelude::*;
 
+#[cfg(test)]
+mod frozen;
 mod helpers;
 mod m0001_init;
 mod m0002_webhooks;

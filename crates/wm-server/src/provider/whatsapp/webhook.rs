@@ -330,7 +330,10 @@ fn preferences(value: &Value, events: &mut Vec<PlatformEvent>) {
         if category.as_deref() != Some("marketing_messages") {
             continue;
         }
-        let stop = match text(p.get("value")).map(|v| v.to_ascii_lowercase()).as_deref() {
+        let stop = match text(p.get("value"))
+            .map(|v| v.to_ascii_lowercase())
+            .as_deref()
+        {
             Some("stop") => true,
             Some("resume") => false,
             _ => continue,

@@ -89,11 +89,13 @@ pub async fn remember_reported(
     wa_id: Option<&str>,
     now: i64,
 ) -> Result<(), DbErr> {
-    let Some(wa_id) = wa_id.filter(|w| !w.is_empty() && Some(*w) != phone.strip_prefix('+'))
-    else {
+    let Some(wa_id) = wa_id.filter(|w| !w.is_empty() && Some(*w) != phone.strip_prefix('+')) else {
         return Ok(());
     };
-    if db::identities::find(conn, org, KIND, wa_id).await?.is_some() {
+    if db::identities::find(conn, org, KIND, wa_id)
+        .await?
+        .is_some()
+    {
         return Ok(());
     }
     if let Some(contact) = db::contacts::find(conn, org, contact_id).await? {

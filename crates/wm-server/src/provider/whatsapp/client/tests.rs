@@ -3,9 +3,7 @@
 use std::time::Duration;
 
 use axum::http::StatusCode as AxumStatus;
-use wm_core::provider::{
-    Accepted, MessagingProvider, OutboundMessage, PlatformAccount, SendError,
-};
+use wm_core::provider::{Accepted, MessagingProvider, OutboundMessage, PlatformAccount, SendError};
 use wm_core::whatsapp::{
     PLATFORM_BAD_RESPONSE, PLATFORM_NOT_CONFIGURED, PLATFORM_NUMBER_NOT_REGISTERED,
     PLATFORM_SPAM_LIMIT, PLATFORM_TOKEN_EXPIRED, TEMPLATE_PAUSED,
