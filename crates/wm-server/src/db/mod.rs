@@ -16,6 +16,7 @@ pub mod migration;
 pub mod notes;
 pub mod outbox;
 pub mod reader;
+pub mod stored;
 pub mod tallies;
 pub mod tenant;
 pub mod timeline;

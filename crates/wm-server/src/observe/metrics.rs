@@ -39,6 +39,11 @@ pub const SERIES: &[(&str, &str, &str)] = &[
         "Requests refused with 429 by the per-key rate limit.",
     ),
     (
+        "wm_stored_json_errors_total",
+        "counter",
+        "Stored JSON values that did not parse (corrupt rows), by column.",
+    ),
+    (
         "wm_messages_sent_total",
         "counter",
         "Messages the platform accepted, by provider and source (campaign, automation).",
@@ -261,6 +266,11 @@ pub(super) fn cache_global_handles() {
 /// A request refused by the rate limit.
 pub fn rate_limited() {
     counter!("wm_rate_limited_total").increment(1);
+}
+
+/// A stored JSON value of `column` did not parse ([`crate::db::stored`]).
+pub fn stored_json_error(column: &'static str) {
+    counter!("wm_stored_json_errors_total", "column" => column).increment(1);
 }
 
 /// Where a message came from.

@@ -31,11 +31,11 @@ const NOT_FOUND: &str = "Automation";
 const WEEK_MS: i64 = 7 * 86_400_000;
 
 fn steps_of(a: &automation::Model) -> Vec<Step> {
-    serde_json::from_str(&a.steps).unwrap_or_default()
+    crate::db::stored::json("automations.steps", a.id, &a.steps)
 }
 
 fn config_of(a: &automation::Model) -> serde_json::Map<String, serde_json::Value> {
-    serde_json::from_str(&a.trigger_config).unwrap_or_default()
+    crate::db::stored::json("automations.trigger_config", a.id, &a.trigger_config)
 }
 
 fn trigger_of(a: &automation::Model) -> TriggerType {
@@ -286,7 +286,11 @@ pub async fn logs(
                 }
             }),
             result: r.result,
-            steps: serde_json::from_str::<Vec<RunStep>>(&r.steps_log).unwrap_or_default(),
+            steps: crate::db::stored::json::<Vec<RunStep>>(
+                "automation_runs.steps_log",
+                r.id,
+                &r.steps_log,
+            ),
             error: r.error,
             started_at: Timestamp::from_millis(r.started_at),
             finished_at: r.finished_at.map(Timestamp::from_millis),

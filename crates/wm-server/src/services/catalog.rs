@@ -110,11 +110,11 @@ pub async fn rates(state: &AppState, org: Uuid) -> ApiResult<SetRates> {
         .unique(&state.db.conn)
         .await?
         .ok_or_else(|| ApiError::not_found("Organization"))?;
-    let markets = o
-        .rate_overrides
-        .as_deref()
-        .and_then(|s| serde_json::from_str(s).ok())
-        .unwrap_or_default();
+    let markets = crate::db::stored::json_opt(
+        "organizations.rate_overrides",
+        o.id,
+        o.rate_overrides.as_deref(),
+    );
     Ok(SetRates { markets })
 }
 

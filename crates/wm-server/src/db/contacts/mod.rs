@@ -45,7 +45,7 @@ pub fn fields_of(m: &contact::Model) -> ContactFields {
             at: m.consent_at.map(Timestamp::from_millis),
             how: m.consent_how.as_deref().and_then(ConsentHow::parse),
         },
-        tags: serde_json::from_str(&m.tags).unwrap_or_default(),
+        tags: super::stored::json("contacts.tags", m.id, &m.tags),
     }
 }
 
@@ -267,7 +267,7 @@ fn identities_json(identities: &[IdentityRef]) -> String {
 
 /// The identities mirrored on a contact row.
 pub fn identities_of(m: &contact::Model) -> Vec<IdentityRef> {
-    serde_json::from_str(&m.identities).unwrap_or_default()
+    super::stored::json("contacts.identities", m.id, &m.identities)
 }
 
 /// Rewrites the identities mirrored on a contact from `contact_identities`.

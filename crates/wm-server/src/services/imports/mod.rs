@@ -21,7 +21,8 @@ fn count(n: i64) -> u64 {
 
 /// The wire job of a stored one.
 pub fn view(m: contact_import::Model) -> ContactImport {
-    let errors: Vec<ImportRowError> = serde_json::from_str(&m.errors).unwrap_or_default();
+    let errors: Vec<ImportRowError> =
+        crate::db::stored::json("contact_imports.errors", m.id, &m.errors);
     ContactImport {
         id: m.id,
         status: m.status,

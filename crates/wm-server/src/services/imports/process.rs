@@ -292,7 +292,8 @@ fn record(
     job.skipped_count += tally.skipped;
     job.failed_count += failed;
     if !tally.failed.is_empty() {
-        let mut kept: Vec<ImportRowError> = serde_json::from_str(&job.errors).unwrap_or_default();
+        let mut kept: Vec<ImportRowError> =
+            crate::db::stored::json("contact_imports.errors", job.id, &job.errors);
         if kept.len() < MAX_KEPT_ERRORS {
             let mut more = tally.failed.clone();
             more.sort_by_key(|e| e.row);

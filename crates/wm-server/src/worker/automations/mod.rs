@@ -114,7 +114,7 @@ impl AutomationWorker {
             .await?;
         for a in autos {
             let cfg: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_str(&a.trigger_config).unwrap_or_default();
+                crate::db::stored::json("automations.trigger_config", a.id, &a.trigger_config);
             let days = cfg.get("days").and_then(|d| d.as_i64()).unwrap_or(0);
             if days <= 0 {
                 continue;
@@ -184,7 +184,8 @@ impl AutomationWorker {
     /// failed.
     async fn execute(&self, run: automation_run::Model) -> anyhow::Result<bool> {
         let conn = &self.state.db.conn;
-        let mut log: Vec<RunStep> = serde_json::from_str(&run.steps_log).unwrap_or_default();
+        let mut log: Vec<RunStep> =
+            crate::db::stored::json("automation_runs.steps_log", run.id, &run.steps_log);
         let mut tally = Tally {
             templates: run.templates_sent,
             cost: run.cost_micros,
@@ -200,7 +201,7 @@ impl AutomationWorker {
                 return self.finish(&run, other.as_ref(), log, end, tally).await;
             }
         };
-        let steps: Vec<Step> = serde_json::from_str(&a.steps).unwrap_or_default();
+        let steps: Vec<Step> = crate::db::stored::json("automations.steps", a.id, &a.steps);
         let start = usize::try_from(run.next_step).unwrap_or(0);
         for (i, step) in steps.iter().enumerate().skip(start) {
             let outcome = self.carry_out(&run, &a, i, step, &mut log).await?;
@@ -283,7 +284,7 @@ impl AutomationWorker {
             .collect();
         Ok(Some(ContactFacts {
             channel_types,
-            tags: serde_json::from_str(&c.tags).unwrap_or_default(),
+            tags: crate::db::stored::json("contacts.tags", c.id, &c.tags),
         }))
     }
 
