@@ -7,13 +7,12 @@ use wm_types::lookups::{LifecycleStage, User};
 
 use crate::auth::scopes_from_db;
 use crate::db::entities::{api_key, channel, deal, lifecycle_stage, organization, user};
-use crate::db::lookups::category;
 
 /// A stage on the wire.
 pub fn stage_view(s: lifecycle_stage::Model) -> LifecycleStage {
     LifecycleStage {
         id: s.id,
-        category: category(&s),
+        category: s.category,
         name: s.name,
         order: s.position,
         created_at: Timestamp::from_millis(s.created_at),

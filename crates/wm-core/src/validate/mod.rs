@@ -275,22 +275,6 @@ pub mod kinds {
             not_blank: false,
         }
     }
-    /// A string of at most `n` characters.
-    pub fn string_max(n: usize) -> Kind {
-        Kind::Str {
-            min: None,
-            max: Some(n),
-            not_blank: false,
-        }
-    }
-    /// A string of `min..=max` characters.
-    pub fn string_len(min: usize, max: usize) -> Kind {
-        Kind::Str {
-            min: Some(min),
-            max: Some(max),
-            not_blank: false,
-        }
-    }
     /// A string with at least one non-blank character and at most `max` characters.
     pub fn text(max: Option<usize>) -> Kind {
         Kind::Str {
@@ -298,10 +282,6 @@ pub mod kinds {
             max,
             not_blank: true,
         }
-    }
-    /// One of the given strings.
-    pub fn one_of<S: ToString>(values: &[S]) -> Kind {
-        Kind::OneOf(values.iter().map(ToString::to_string).collect())
     }
     /// An integer within bounds.
     pub fn int(min: Option<i64>, max: Option<i64>) -> Kind {
@@ -313,14 +293,6 @@ pub mod kinds {
             item: Box::new(item),
             min: None,
             max,
-        }
-    }
-    /// An array of `item` with both bounds.
-    pub fn array_len(item: Kind, min: usize, max: usize) -> Kind {
-        Kind::Array {
-            item: Box::new(item),
-            min: Some(min),
-            max: Some(max),
         }
     }
     /// A nested object.

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, QueryFilter, QueryOrder};
 use uuid::Uuid;
-use wm_types::enums::{ChannelType, StageCategory};
+use wm_types::enums::ChannelType;
 
 use super::entities::{channel, lifecycle_stage, user};
 use super::tenant::{find_in_org, in_org};
@@ -64,20 +64,6 @@ pub async fn active_channel(
         .order_by_asc(channel::Column::CreatedAt)
         .one(conn)
         .await
-}
-
-/// The category of a stored stage.
-pub fn category(stage: &lifecycle_stage::Model) -> StageCategory {
-    stage.category
-}
-
-/// Ids of the stages in a category.
-pub fn stage_ids(stages: &[lifecycle_stage::Model], cat: StageCategory) -> Vec<Uuid> {
-    stages
-        .iter()
-        .filter(|s| category(s) == cat)
-        .map(|s| s.id)
-        .collect()
 }
 
 /// Users by id, for the owners of a page of contacts.

@@ -21,7 +21,7 @@ use super::counts::{self, DAY_MS, Dim, Group, Keys, day_key, owner_key};
 use super::filter::{self, Filters, Match, SearchPlan};
 use super::{Shape, views};
 use crate::db::entities::{contact, contact_tag};
-use crate::db::lookups::{OrgLookups, category};
+use crate::db::lookups::OrgLookups;
 
 /// A list, and whether every stage it counted was in the lookups it was given (when not,
 /// the caller reads the lookups again and lists once more).
@@ -37,7 +37,7 @@ struct Categories(HashMap<Uuid, StageCategory>);
 
 impl Categories {
     fn new(l: &OrgLookups) -> Self {
-        Categories(l.stages.iter().map(|s| (s.id, category(s))).collect())
+        Categories(l.stages.iter().map(|s| (s.id, s.category)).collect())
     }
 
     /// The tab a contact of this stage counts in besides `all` and `no_consent`
