@@ -18,6 +18,8 @@ pub enum Action {
     Resume,
     /// The worker reaches a scheduled campaign's start time.
     StartScheduled,
+    /// The worker reaches a staggered campaign's next batch.
+    NextBatch,
     /// The worker cannot charge the next batch.
     BalanceShort,
     /// Every recipient has been processed.
@@ -162,6 +164,7 @@ fn send(plan: &SendPlan, facts: &Facts) -> Result<Transition, CampaignError> {
 /// | Send(now / staggered without start) | DRAFT, SCHEDULED | SENDING, stopReason null, batch now (balance must cover it) |
 /// | Send(scheduled / staggered with start) | DRAFT, SCHEDULED | SCHEDULED, stopReason null |
 /// | StartScheduled | SCHEDULED | SENDING, batch now; PAUSED (INSUFFICIENT_BALANCE) if not covered |
+/// | NextBatch | SENDING | SENDING, batch now; PAUSED (INSUFFICIENT_BALANCE) if not covered |
 /// | Pause | SENDING | PAUSED, stopReason null |
 /// | Resume | PAUSED | SENDING, stopReason null, batch now (balance must cover it) |
 /// | BalanceShort | SENDING | PAUSED (INSUFFICIENT_BALANCE) |
@@ -178,6 +181,11 @@ pub fn transition(
     match (state, action) {
         (S::Draft | S::Scheduled, Action::Send(plan)) => send(plan, facts),
         (S::Scheduled, Action::StartScheduled) => Ok(if facts.balance_covers_next_batch {
+            to(S::Sending, None, true)
+        } else {
+            to(S::Paused, balance_pause(), false)
+        }),
+        (S::Sending, Action::NextBatch) => Ok(if facts.balance_covers_next_batch {
             to(S::Sending, None, true)
         } else {
             to(S::Paused, balance_pause(), false)
@@ -237,6 +245,7 @@ mod tests {
             Action::BalanceShort,
             Action::AllProcessed,
             Action::PlatformBlocked("TEMPLATE_PAUSED".into()),
+            Action::NextBatch,
         ]
     }
 
@@ -263,13 +272,13 @@ mod tests {
     #[test]
     fn every_state_and_action_with_all_facts_in_order() {
         #[rustfmt::skip]
-        let table: [(CampaignStatus, [&str; 10]); 5] = [
-            //                          Send now        Send sched.     Send stag. now  Send stag. at   Pause           Resume          StartScheduled  BalanceShort    AllProcessed    PlatformBlocked
-            (CampaignStatus::Draft,     [">SENDING!~",   ">SCHEDULED~",  ">SENDING!~",   ">SCHEDULED~",   "NotSending",   "NotPaused",    "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
-            (CampaignStatus::Scheduled, [">SENDING!~",   ">SCHEDULED~",  ">SENDING!~",   ">SCHEDULED~",   "NotSending",   "NotPaused",    ">SENDING!",    "InvalidState", "InvalidState", ">PAUSED#"]),
-            (CampaignStatus::Sending,   ["InvalidState", "InvalidState", "InvalidState", "InvalidState", ">PAUSED~",     "NotPaused",    "InvalidState", ">PAUSED$",     ">COMPLETED",   ">PAUSED#"]),
-            (CampaignStatus::Paused,    ["InvalidState", "InvalidState", "InvalidState", "InvalidState", "NotSending",   ">SENDING!~",   "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
-            (CampaignStatus::Completed, ["InvalidState", "InvalidState", "InvalidState", "InvalidState", "NotSending",   "NotPaused",    "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
+        let table: [(CampaignStatus, [&str; 11]); 5] = [
+            //                          Send now        Send sched.     Send stag. now  Send stag. at   Pause           Resume          StartScheduled  BalanceShort    AllProcessed    PlatformBlocked NextBatch
+            (CampaignStatus::Draft,     [">SENDING!~",   ">SCHEDULED~",  ">SENDING!~",   ">SCHEDULED~",   "NotSending",   "NotPaused",    "InvalidState", "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
+            (CampaignStatus::Scheduled, [">SENDING!~",   ">SCHEDULED~",  ">SENDING!~",   ">SCHEDULED~",   "NotSending",   "NotPaused",    ">SENDING!",    "InvalidState", "InvalidState", ">PAUSED#",     "InvalidState"]),
+            (CampaignStatus::Sending,   ["InvalidState", "InvalidState", "InvalidState", "InvalidState", ">PAUSED~",     "NotPaused",    "InvalidState", ">PAUSED$",     ">COMPLETED",   ">PAUSED#",     ">SENDING!"]),
+            (CampaignStatus::Paused,    ["InvalidState", "InvalidState", "InvalidState", "InvalidState", "NotSending",   ">SENDING!~",   "InvalidState", "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
+            (CampaignStatus::Completed, ["InvalidState", "InvalidState", "InvalidState", "InvalidState", "NotSending",   "NotPaused",    "InvalidState", "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
         ];
         assert_eq!(
             table.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
@@ -290,13 +299,13 @@ mod tests {
             ..ok_facts()
         };
         #[rustfmt::skip]
-        let table: [(CampaignStatus, [&str; 9]); 5] = [
-            //                          Send now               Send sched.     Send stag. now         Send stag. at   Pause         Resume                 StartScheduled  BalanceShort    AllProcessed
-            (CampaignStatus::Draft,     ["InsufficientBalance", ">SCHEDULED~",  "InsufficientBalance", ">SCHEDULED~",   "NotSending", "NotPaused",           "InvalidState", "InvalidState", "InvalidState"]),
-            (CampaignStatus::Scheduled, ["InsufficientBalance", ">SCHEDULED~",  "InsufficientBalance", ">SCHEDULED~",   "NotSending", "NotPaused",           ">PAUSED$",     "InvalidState", "InvalidState"]),
-            (CampaignStatus::Sending,   ["InvalidState",        "InvalidState", "InvalidState",        "InvalidState", ">PAUSED~",   "NotPaused",           "InvalidState", ">PAUSED$",     ">COMPLETED"]),
-            (CampaignStatus::Paused,    ["InvalidState",        "InvalidState", "InvalidState",        "InvalidState", "NotSending", "InsufficientBalance", "InvalidState", "InvalidState", "InvalidState"]),
-            (CampaignStatus::Completed, ["InvalidState",        "InvalidState", "InvalidState",        "InvalidState", "NotSending", "NotPaused",           "InvalidState", "InvalidState", "InvalidState"]),
+        let table: [(CampaignStatus, [&str; 11]); 5] = [
+            //                          Send now               Send sched.     Send stag. now         Send stag. at   Pause         Resume                 StartScheduled  BalanceShort    AllProcessed    PlatformBlocked NextBatch
+            (CampaignStatus::Draft,     ["InsufficientBalance", ">SCHEDULED~",  "InsufficientBalance", ">SCHEDULED~",   "NotSending", "NotPaused",           "InvalidState", "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
+            (CampaignStatus::Scheduled, ["InsufficientBalance", ">SCHEDULED~",  "InsufficientBalance", ">SCHEDULED~",   "NotSending", "NotPaused",           ">PAUSED$",     "InvalidState", "InvalidState", ">PAUSED#",     "InvalidState"]),
+            (CampaignStatus::Sending,   ["InvalidState",        "InvalidState", "InvalidState",        "InvalidState", ">PAUSED~",   "NotPaused",           "InvalidState", ">PAUSED$",     ">COMPLETED",   ">PAUSED#",     ">PAUSED$"]),
+            (CampaignStatus::Paused,    ["InvalidState",        "InvalidState", "InvalidState",        "InvalidState", "NotSending", "InsufficientBalance", "InvalidState", "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
+            (CampaignStatus::Completed, ["InvalidState",        "InvalidState", "InvalidState",        "InvalidState", "NotSending", "NotPaused",           "InvalidState", "InvalidState", "InvalidState", "InvalidState", "InvalidState"]),
         ];
         for (state, expected) in table {
             for (action, want) in actions().iter().zip(expected) {

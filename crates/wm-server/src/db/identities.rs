@@ -7,7 +7,7 @@ use sea_orm::{
 use uuid::Uuid;
 use wm_types::enums::ChannelType;
 
-use super::entities::identity;
+use super::entities::identity::{self, Model};
 use super::tenant::in_org;
 
 /// The identity `(type, externalId)` in the organisation, whoever holds it.
@@ -55,6 +55,30 @@ pub async fn with_external_ids(
         .await
 }
 
+/// A new identity of `contact` (a fresh id, in the contact's organisation), with the copy of
+/// the contact's creation time, stage and consent its row keeps.
+fn row(
+    contact: &super::entities::contact::Model,
+    channel: Uuid,
+    kind: ChannelType,
+    external_id: &str,
+    now_ms: i64,
+) -> Model {
+    let mirror = super::contacts::Mirror::of(contact);
+    Model {
+        id: Uuid::now_v7(),
+        organization_id: contact.organization_id,
+        contact_id: contact.id,
+        channel_id: channel,
+        channel_type: kind,
+        external_id: external_id.to_owned(),
+        created_at: now_ms,
+        contact_created_at: mirror.created_at,
+        contact_stage_id: mirror.stage,
+        contact_consent: mirror.consent,
+    }
+}
+
 /// Inserts an identity (the caller mirrors it on the contact row).
 #[allow(clippy::too_many_arguments)]
 pub async fn insert(
@@ -67,18 +91,10 @@ pub async fn insert(
     external_id: &str,
     now_ms: i64,
 ) -> Result<identity::Model, DbErr> {
-    let mirror = super::contacts::Mirror::of(contact);
-    let model = identity::Model {
+    let model = Model {
         id,
         organization_id: org,
-        contact_id: contact.id,
-        channel_id: channel,
-        channel_type: kind,
-        external_id: external_id.to_owned(),
-        created_at: now_ms,
-        contact_created_at: mirror.created_at,
-        contact_stage_id: mirror.stage,
-        contact_consent: mirror.consent,
+        ..row(contact, channel, kind, external_id, now_ms)
     };
     insert_many(conn, vec![model.clone()]).await?;
     Ok(model)
@@ -94,19 +110,7 @@ pub async fn insert_if_absent(
     external_id: &str,
     now_ms: i64,
 ) -> Result<bool, DbErr> {
-    let mirror = super::contacts::Mirror::of(contact);
-    let row = identity::Model {
-        id: Uuid::now_v7(),
-        organization_id: contact.organization_id,
-        contact_id: contact.id,
-        channel_id: channel,
-        channel_type: kind,
-        external_id: external_id.to_owned(),
-        created_at: now_ms,
-        contact_created_at: mirror.created_at,
-        contact_stage_id: mirror.stage,
-        contact_consent: mirror.consent,
-    };
+    let row = row(contact, channel, kind, external_id, now_ms);
     let inserted = identity::Entity::insert(row.into_active_model())
         .on_conflict(
             OnConflict::columns([

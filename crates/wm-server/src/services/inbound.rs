@@ -255,8 +255,8 @@ pub async fn provider_event(state: &AppState, org: Uuid, body: ProviderEvent) ->
         opt_out: false,
         recipient: None,
     };
-    let applied = crate::services::statuses::apply(&*txn, Some(org), &update, now).await?
-        == crate::services::statuses::Applied::Moved;
+    let applied = crate::services::sending::receipts::apply(&*txn, Some(org), &update, now).await?
+        == crate::services::sending::receipts::Applied::Moved;
     txn.commit().await?;
     Ok(applied)
 }

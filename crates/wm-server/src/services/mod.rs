@@ -1,11 +1,9 @@
 //! Services: each use case as one function that runs its checks and writes in one
 //! transaction (events included) and returns wire types. Handlers only parse and call these.
 
-pub mod attempts;
 pub mod automations;
 pub mod campaigns;
 pub mod catalog;
-pub mod charges;
 pub mod contacts;
 pub mod conversations;
 pub mod deals;
@@ -16,7 +14,6 @@ pub mod phone_numbers;
 pub mod platform;
 pub mod reports;
 pub mod sending;
-pub mod statuses;
 pub mod template_sync;
 pub mod wallet;
 pub mod webhooks;

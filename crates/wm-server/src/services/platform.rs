@@ -25,7 +25,8 @@ use crate::db::entities::{
 };
 use crate::error::ApiResult;
 use crate::provider::whatsapp::webhook::PlatformEvent;
-use crate::services::{inbound, sending, statuses};
+use crate::services::inbound;
+use crate::services::sending::{self, receipts as statuses};
 use crate::state::AppState;
 
 /// How long a worker holds an event it is applying; an event whose application failed is

@@ -5,7 +5,7 @@
 //!
 //! Crash safety: a batch is charged and queued in one transaction before any platform call
 //! (a batch too large for one is charged at once and queued by steps, see
-//! [`crate::services::charges`]);
+//! [`crate::services::sending::charging`]);
 //! each recipient's attempt is recorded before its call and never made again (see
 //! [`super::dispatch`]), so nothing is sent or charged twice; receipts are acknowledged
 //! only once applied, so none is lost. Sending is leased per campaign
@@ -13,17 +13,17 @@
 
 use crate::db::Unique;
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, UpdateMany};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use uuid::Uuid;
-use wm_core::campaigns::{Action, Facts, transition};
+use wm_core::campaigns::{Action, Facts, Transition, transition};
 use wm_types::campaigns::CampaignStatus;
 
 use crate::db::WriteTxn;
 use crate::db::entities::campaign;
 use crate::observe::health::{Worker, pass};
-use crate::services::{charges, sending, statuses, wallet};
+use crate::services::sending::{self, receipts as statuses};
 use crate::state::AppState;
 
 /// What one pass did.
@@ -45,18 +45,11 @@ pub struct Outcome {
     pub ambiguous: usize,
     /// Attempts failed as "outcome unknown" after the reconciliation window.
     pub reconciled: usize,
-    /// Platform webhooks applied (those the intake did not apply at once).
-    pub platform_events: usize,
     /// Receipts applied.
     pub receipts: usize,
     /// Campaigns completed.
     pub completed: usize,
-    /// Steps of a large charged batch queued.
-    pub queued_steps: usize,
 }
-
-/// How long one pass spends queueing large charged batches before it calls the platform.
-const QUEUE_BUDGET: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Outcome {
     /// Adds another pass's (or campaign's) counts to these.
@@ -69,10 +62,8 @@ impl Outcome {
         self.retried += o.retried;
         self.ambiguous += o.ambiguous;
         self.reconciled += o.reconciled;
-        self.platform_events += o.platform_events;
         self.receipts += o.receipts;
         self.completed += o.completed;
-        self.queued_steps += o.queued_steps;
     }
 }
 
@@ -113,9 +104,7 @@ impl CampaignWorker {
         let mut out = Outcome::default();
         self.start_scheduled(&mut out).await?;
         self.charge_due_batches(&mut out).await?;
-        self.queue_charged(&mut out).await?;
         self.send_queued(&mut out).await?;
-        out.platform_events += crate::services::platform::apply_pending(&self.state, None).await?;
         self.apply_receipts(&mut out).await?;
         self.reconcile(&mut out).await?;
         self.complete(&mut out).await?;
@@ -161,23 +150,53 @@ impl CampaignWorker {
         Ok(c.map(|c| (txn, c)))
     }
 
-    async fn facts(
-        &self,
-        conn: &impl sea_orm::ConnectionTrait,
-        c: &campaign::Model,
-        prepared: Option<&charges::Priced>,
-        now: i64,
-    ) -> anyhow::Result<Facts> {
-        let limit = sending::batch_limit(c);
-        let step = self.state.settings.charge_step;
-        let cost = charges::next_cost(conn, c, limit, prepared, step, now).await?;
-        let balance = wallet::balance(conn, c.organization_id).await?;
-        Ok(Facts {
+    /// What the core needs to start a campaign or charge its next batch, but the balance
+    /// (which [`sending::charge_and_transition`] weighs against the batch).
+    fn facts(c: &campaign::Model) -> Facts {
+        Facts {
             recipients: 1,
             missing_variables: Vec::new(),
-            balance_covers_next_batch: balance.0 >= cost.0,
+            balance_covers_next_batch: false,
             stop_reason: c.stop_reason.clone(),
-        })
+        }
+    }
+
+    /// Charges the due batch of `c` (locked in `txn`) as `action` says, and commits: the
+    /// campaign SENDING with its batch charged (the caller's `columns`), or PAUSED for its
+    /// balance. `Some(true)` when it sends, `Some(false)` when it paused, `None` when
+    /// nothing changed.
+    async fn charge_and_commit(
+        &self,
+        txn: WriteTxn,
+        c: &campaign::Model,
+        action: Action,
+        prepared: Option<&sending::Priced>,
+        columns: impl FnOnce(UpdateMany<campaign::Entity>, &Transition) -> UpdateMany<campaign::Entity>,
+        now: i64,
+    ) -> anyhow::Result<Option<bool>> {
+        let batch = sending::Batch {
+            limit: sending::batch_limit(c),
+            prepared,
+            step: self.state.settings.charge_step,
+            paid: false,
+        };
+        let moved =
+            sending::charge_and_transition(&*txn, c, &action, Self::facts(c), batch, columns, now)
+                .await?;
+        let sends = match moved {
+            sending::Outcome::Moved(t) => t.to == CampaignStatus::Sending,
+            sending::Outcome::Short => {
+                self.pause_for_balance(&*txn, c, c.status, now).await?;
+                false
+            }
+            sending::Outcome::Refused(e) => {
+                tracing::warn!(error = %e.message(), ?action, "campaign batch refused");
+                return Ok(None);
+            }
+            sending::Outcome::Lost => return Ok(None),
+        };
+        txn.commit().await?;
+        Ok(Some(sends))
     }
 
     /// Pauses a campaign whose balance does not cover its next batch, as the core's
@@ -225,41 +244,33 @@ impl CampaignWorker {
         {
             Some(c) => {
                 let limit = sending::batch_limit(&c);
-                charges::prepare(&self.state.db.conn, &c, limit, step, now).await?
+                sending::prepare(&self.state.db.conn, &c, limit, step, now).await?
             }
             None => None,
         };
         let Some((txn, c)) = self.lock_in(id, CampaignStatus::Scheduled).await? else {
             return Ok(());
         };
-        let f = self.facts(&*txn, &c, prepared.as_ref(), now).await?;
-        let t = match transition(CampaignStatus::Scheduled, &Action::StartScheduled, &f) {
-            Ok(t) => t,
-            Err(e) => {
-                tracing::warn!(error = %e.message(), "scheduled start refused");
-                return Ok(());
-            }
-        };
-        let limit = sending::batch_limit(&c);
-        if t.to == CampaignStatus::Paused
-            || charges::charge(&*txn, &c, limit, prepared.as_ref(), step, now).await?
-                == sending::Charge::Insufficient
-        {
-            self.pause_for_balance(&*txn, &c, CampaignStatus::Scheduled, now)
-                .await?;
-            txn.commit().await?;
-            out.paused += 1;
-            return Ok(());
-        }
         let next = sending::next_batch_at(c.batch_interval_min, now);
-        sending::transition_update(c.id, &[CampaignStatus::Scheduled], &t, now)
-            .col_expr(campaign::Column::StartedAt, Expr::val(now))
-            .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
-            .exec(&*txn)
-            .await?;
-        txn.commit().await?;
-        out.started += 1;
-        out.batches += 1;
+        let columns = |upd: UpdateMany<campaign::Entity>, t: &Transition| {
+            if t.to != CampaignStatus::Sending {
+                return upd;
+            }
+            upd.col_expr(campaign::Column::StartedAt, Expr::val(now))
+                .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
+        };
+        let action = Action::StartScheduled;
+        match self
+            .charge_and_commit(txn, &c, action, prepared.as_ref(), columns, now)
+            .await?
+        {
+            Some(true) => {
+                out.started += 1;
+                out.batches += 1;
+            }
+            Some(false) => out.paused += 1,
+            None => {}
+        }
         Ok(())
     }
 
@@ -281,7 +292,6 @@ impl CampaignWorker {
         let Some((txn, c)) = self.lock_in(id, CampaignStatus::Sending).await? else {
             return Ok(());
         };
-        let limit = sending::batch_limit(&c);
         if sending::next_batch(&*txn, &c, Some(1)).await?.is_empty() {
             // Every batch is charged: nothing more is due.
             campaign::Entity::update_many()
@@ -295,44 +305,33 @@ impl CampaignWorker {
             txn.commit().await?;
             return Ok(());
         }
-        match sending::charge_next_batch(&*txn, &c, limit, now).await? {
-            sending::Charge::Insufficient => {
-                self.pause_for_balance(&*txn, &c, CampaignStatus::Sending, now)
-                    .await?;
-                out.paused += 1;
+        let next = sending::next_batch_at(c.batch_interval_min, now);
+        let columns = |upd: UpdateMany<campaign::Entity>, t: &Transition| {
+            if t.to != CampaignStatus::Sending {
+                return upd;
             }
-            sending::Charge::Queued { .. } => {
-                let next = sending::next_batch_at(c.batch_interval_min, now);
-                campaign::Entity::update_many()
-                    .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
-                    .col_expr(campaign::Column::UpdatedAt, Expr::val(now))
-                    .filter(campaign::Column::Id.eq(c.id))
-                    .exec(&*txn)
-                    .await?;
-                out.batches += 1;
-            }
-        }
-        txn.commit().await?;
-        Ok(())
-    }
-
-    /// Large batches charged at once are queued a step at a time, each step its own short
-    /// transaction, for up to a second a pass so the platform calls are not held up.
-    async fn queue_charged(&self, out: &mut Outcome) -> anyhow::Result<()> {
-        let started = std::time::Instant::now();
-        let step = self.state.settings.charge_step;
-        while let Some(n) = charges::queue_step(&self.state.db, step, self.state.now_ms()).await? {
-            out.queued_steps += 1;
-            if n < step || started.elapsed() > QUEUE_BUDGET {
-                break;
-            }
+            upd.col_expr(campaign::Column::NextBatchAt, Expr::val(next))
+        };
+        match self
+            .charge_and_commit(txn, &c, Action::NextBatch, None, columns, now)
+            .await?
+        {
+            Some(true) => out.batches += 1,
+            Some(false) => out.paused += 1,
+            None => {}
         }
         Ok(())
     }
 
     /// Calls the platform for every charged message of every sending campaign.
     async fn send_queued(&self, out: &mut Outcome) -> anyhow::Result<()> {
-        super::dispatch::send_queued(&self.state, out).await
+        let s = super::dispatch::send_queued(&self.state).await?;
+        out.sent += s.sent;
+        out.rejected += s.rejected;
+        out.retried += s.retried;
+        out.paused += s.paused;
+        out.ambiguous += s.ambiguous;
+        Ok(())
     }
 
     /// Attempts no status settled within the reconciliation window: FAILED "outcome
@@ -342,7 +341,7 @@ impl CampaignWorker {
         let window =
             i64::try_from(self.state.settings.reconcile_after.as_millis()).unwrap_or(i64::MAX);
         let txn = self.state.db.write().await?;
-        out.reconciled += crate::services::attempts::reconcile(&*txn, now, window).await?;
+        out.reconciled += crate::services::sending::attempts::reconcile(&*txn, now, window).await?;
         txn.commit().await?;
         Ok(())
     }

@@ -28,7 +28,7 @@ use crate::services::sending;
 use crate::state::AppState;
 
 use super::view::recipient_contacts;
-use super::{campaign_error, load, status_of};
+use super::{campaign_error, load};
 
 /// `GET /campaigns/{id}/recipients`.
 pub async fn recipients(
@@ -509,7 +509,7 @@ pub async fn add_audience(
 }
 
 fn open_for_audience(c: &campaign::Model) -> ApiResult<()> {
-    match status_of(c) {
+    match c.status {
         CampaignStatus::Draft | CampaignStatus::Scheduled => Ok(()),
         _ => Err(campaign_error(CampaignError::InvalidState)),
     }

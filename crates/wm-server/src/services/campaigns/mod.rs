@@ -59,12 +59,8 @@ async fn load_locked(
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))
 }
 
-fn status_of(c: &campaign::Model) -> CampaignStatus {
-    c.status
-}
-
 fn variables_of(c: &campaign::Model) -> serde_json::Map<String, serde_json::Value> {
-    serde_json::from_str(&c.variables).unwrap_or_default()
+    crate::db::stored::json("campaigns.variables", c.id, &c.variables)
 }
 
 async fn detail(state: &AppState, c: &campaign::Model) -> ApiResult<Campaign> {

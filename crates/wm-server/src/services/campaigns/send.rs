@@ -3,9 +3,9 @@
 
 use crate::db::Unique;
 use sea_orm::sea_query::Expr;
-use sea_orm::{ConnectionTrait, EntityTrait};
+use sea_orm::{ConnectionTrait, EntityTrait, UpdateMany};
 use uuid::Uuid;
-use wm_core::campaigns::{self as rules, Action, CampaignError, Facts, SendPlan};
+use wm_core::campaigns::{self as rules, Action, CampaignError, Facts, SendPlan, Transition};
 use wm_core::pricing::allowance_covered;
 use wm_core::templates;
 use wm_types::campaigns::{
@@ -16,10 +16,10 @@ use wm_types::{Money, Timestamp};
 
 use crate::db::entities::{campaign, organization, template};
 use crate::error::{ApiError, ApiResult};
-use crate::services::{charges, sending, wallet};
+use crate::services::{sending, wallet};
 use crate::state::AppState;
 
-use super::{campaign_error, get, load, load_locked, status_of, variables_of};
+use super::{campaign_error, get, load, load_locked, variables_of};
 
 /// `GET /campaigns/{id}/preview-cost`: the cost of the pending recipients per market, the
 /// wallet after it, and the included UTILITY messages left.
@@ -31,7 +31,7 @@ pub async fn preview_cost(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Co
         .await?
         .ok_or_else(|| ApiError::not_found("Organization"))?;
     let now = state.now_ms();
-    let p = charges::price_all(conn, &c, state.settings.charge_step, now).await?;
+    let p = sending::price_all(conn, &c, state.settings.charge_step, now).await?;
     let cat = sending::category(conn, &c).await?;
     let card = sending::rate_card(&o);
     let markets: Vec<MarketCost> = p
@@ -69,16 +69,9 @@ pub async fn preview_cost(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Co
     })
 }
 
-/// What the core needs to decide a send or a resume; `prepared`: the next batch priced
-/// before the transaction when it is large ([`charges::prepare`]).
-pub(super) async fn facts(
-    state: &AppState,
-    conn: &impl ConnectionTrait,
-    c: &campaign::Model,
-    batch: Option<u64>,
-    prepared: Option<&charges::Priced>,
-    now: i64,
-) -> ApiResult<Facts> {
+/// What the core needs to decide a send or a resume, but the balance (which
+/// [`sending::charge_and_transition`] weighs against the batch it would charge).
+pub(super) async fn facts(conn: &impl ConnectionTrait, c: &campaign::Model) -> ApiResult<Facts> {
     let recipients = crate::db::campaigns::count(conn, c.id).await?.stats.total;
     let t = template::Entity::find_by_id(c.template_id)
         .unique(conn)
@@ -87,15 +80,23 @@ pub(super) async fn facts(
         .map(|t| templates::positions(&t.body_text))
         .unwrap_or_default();
     let vars = templates::parse_variables(&variables_of(c), &positions).unwrap_or_default();
-    let cost =
-        charges::next_cost(conn, c, batch, prepared, state.settings.charge_step, now).await?;
-    let balance = wallet::balance(conn, c.organization_id).await?;
     Ok(Facts {
         recipients,
         missing_variables: templates::missing(&positions, &vars),
-        balance_covers_next_batch: balance.0 >= cost.0,
+        balance_covers_next_batch: false,
         stop_reason: c.stop_reason.clone(),
     })
+}
+
+/// A lifecycle outcome as the API answers it: `Ok` when the campaign moved, else the 400 of
+/// why not (`lost`: the error when another change won).
+fn answer(moved: sending::Outcome, lost: CampaignError) -> ApiResult<()> {
+    match moved {
+        sending::Outcome::Moved(_) => Ok(()),
+        sending::Outcome::Refused(e) => Err(campaign_error(e)),
+        sending::Outcome::Short => Err(campaign_error(CampaignError::InsufficientBalance)),
+        sending::Outcome::Lost => Err(campaign_error(lost)),
+    }
 }
 
 /// `POST /campaigns/{id}/send`: `now` charges everything and queues it before answering;
@@ -118,60 +119,49 @@ pub async fn send(
     let prepared = match plan {
         SendPlan::Now => {
             let c = load(&state.db.conn, org, id).await?;
-            charges::prepare(&state.db.conn, &c, limit, step, now).await?
+            sending::prepare(&state.db.conn, &c, limit, step, now).await?
         }
         _ => None,
     };
     let txn = state.db.write().await?;
     let c = load_locked(&*txn, org, id).await?;
-    let f = facts(state, &*txn, &c, limit, prepared.as_ref(), now).await?;
-    let t = rules::transition(status_of(&c), &Action::Send(plan.clone()), &f)
-        .map_err(campaign_error)?;
-    let mut upd = sending::transition_update(c.id, &[status_of(&c)], &t, now);
-    let (start, size, interval) = match plan {
-        SendPlan::Now => (None, None, None),
-        SendPlan::Scheduled { at } => (Some(at.timestamp_millis()), None, None),
-        SendPlan::Staggered {
-            start,
-            batch_size,
-            interval_min,
-        } => (
-            start.map(|s| s.timestamp_millis()),
-            Some(batch_size as i32),
-            Some(interval_min as i32),
-        ),
+    let f = facts(&*txn, &c).await?;
+    let batch = sending::Batch {
+        limit,
+        prepared: prepared.as_ref(),
+        step,
+        paid: false,
     };
-    upd = upd
-        .col_expr(campaign::Column::BatchSize, Expr::val(size))
-        .col_expr(campaign::Column::BatchIntervalMin, Expr::val(interval));
-    if t.to == CampaignStatus::Scheduled {
-        upd = upd
-            .col_expr(campaign::Column::ScheduledAt, Expr::val(start))
-            .col_expr(campaign::Column::NextBatchAt, Expr::val(start));
-    } else {
-        let next = sending::next_batch_at(interval, now);
-        upd = upd
-            .col_expr(campaign::Column::StartedAt, Expr::val(now))
-            .col_expr(campaign::Column::NextBatchAt, Expr::val(next));
-    }
-    // Conditional on the status read above: of two concurrent sends, one wins.
-    if upd.exec(&*txn).await?.rows_affected == 0 {
-        return Err(campaign_error(CampaignError::InvalidState));
-    }
-    if t.send_batch_now
-        && charges::charge(
-            &*txn,
-            &c,
-            size.map(|n| n as u64),
-            prepared.as_ref(),
-            step,
-            now,
-        )
-        .await?
-            == sending::Charge::Insufficient
-    {
-        return Err(campaign_error(CampaignError::InsufficientBalance));
-    }
+    let columns = |upd: UpdateMany<campaign::Entity>, t: &Transition| {
+        let (start, size, interval) = match &plan {
+            SendPlan::Now => (None, None, None),
+            SendPlan::Scheduled { at } => (Some(at.timestamp_millis()), None, None),
+            SendPlan::Staggered {
+                start,
+                batch_size,
+                interval_min,
+            } => (
+                start.map(|s| s.timestamp_millis()),
+                Some(*batch_size as i32),
+                Some(*interval_min as i32),
+            ),
+        };
+        let upd = upd
+            .col_expr(campaign::Column::BatchSize, Expr::val(size))
+            .col_expr(campaign::Column::BatchIntervalMin, Expr::val(interval));
+        if t.to == CampaignStatus::Scheduled {
+            upd.col_expr(campaign::Column::ScheduledAt, Expr::val(start))
+                .col_expr(campaign::Column::NextBatchAt, Expr::val(start))
+        } else {
+            let next = sending::next_batch_at(interval, now);
+            upd.col_expr(campaign::Column::StartedAt, Expr::val(now))
+                .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
+        }
+    };
+    // Conditional on the status read under the lock: of two concurrent sends, one wins.
+    let action = Action::Send(plan.clone());
+    let moved = sending::charge_and_transition(&*txn, &c, &action, f, batch, columns, now).await?;
+    answer(moved, CampaignError::InvalidState)?;
     txn.commit().await?;
     state.wake_campaigns();
     get(state, org, id).await
@@ -189,8 +179,8 @@ pub async fn pause(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign>
         balance_covers_next_batch: true,
         stop_reason: c.stop_reason.clone(),
     };
-    let t = rules::transition(status_of(&c), &Action::Pause, &f).map_err(campaign_error)?;
-    let done = sending::transition_update(c.id, &[status_of(&c)], &t, now)
+    let t = rules::transition(c.status, &Action::Pause, &f).map_err(campaign_error)?;
+    let done = sending::transition_update(c.id, &[c.status], &t, now)
         .exec(&*txn)
         .await?;
     if done.rows_affected == 0 {
@@ -207,40 +197,32 @@ pub async fn resume(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign
     let step = state.settings.charge_step;
     let prepared = {
         let c = load(&state.db.conn, org, id).await?;
-        match status_of(&c) {
-            CampaignStatus::Paused if !charges::is_open(&c) => {
-                charges::prepare(&state.db.conn, &c, sending::batch_limit(&c), step, now).await?
+        match c.status {
+            CampaignStatus::Paused if !sending::is_open(&c) => {
+                sending::prepare(&state.db.conn, &c, sending::batch_limit(&c), step, now).await?
             }
             _ => None,
         }
     };
     let txn = state.db.write().await?;
     let c = load(&*txn, org, id).await?;
-    let limit = sending::batch_limit(&c);
-    let mut f = facts(state, &*txn, &c, limit, prepared.as_ref(), now).await?;
+    let f = facts(&*txn, &c).await?;
     // A batch charged before the pause goes out first; the next one is charged at its
     // time (and pauses the campaign again then if the wallet cannot pay it).
-    let paid_batch_waiting =
-        charges::is_open(&c) || sending::paid_batch_waiting(&*txn, c.id).await?;
-    if paid_batch_waiting {
-        f.balance_covers_next_batch = true;
-    }
-    let t = rules::transition(status_of(&c), &Action::Resume, &f).map_err(campaign_error)?;
+    let paid = sending::is_open(&c) || sending::paid_batch_waiting(&*txn, c.id).await?;
+    let batch = sending::Batch {
+        limit: sending::batch_limit(&c),
+        prepared: prepared.as_ref(),
+        step,
+        paid,
+    };
     let next = sending::next_batch_at(c.batch_interval_min, now);
-    let done = sending::transition_update(c.id, &[status_of(&c)], &t, now)
-        .col_expr(campaign::Column::NextBatchAt, Expr::val(next))
-        .exec(&*txn)
-        .await?;
-    if done.rows_affected == 0 {
-        return Err(campaign_error(CampaignError::NotPaused));
-    }
-    if t.send_batch_now
-        && !paid_batch_waiting
-        && charges::charge(&*txn, &c, limit, prepared.as_ref(), step, now).await?
-            == sending::Charge::Insufficient
-    {
-        return Err(campaign_error(CampaignError::InsufficientBalance));
-    }
+    let columns = |upd: UpdateMany<campaign::Entity>, _: &Transition| {
+        upd.col_expr(campaign::Column::NextBatchAt, Expr::val(next))
+    };
+    let moved =
+        sending::charge_and_transition(&*txn, &c, &Action::Resume, f, batch, columns, now).await?;
+    answer(moved, CampaignError::NotPaused)?;
     txn.commit().await?;
     state.wake_campaigns();
     get(state, org, id).await

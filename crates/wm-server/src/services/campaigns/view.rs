@@ -16,7 +16,7 @@ use crate::db::entities::{campaign, contact, phone_number, recipient, template};
 use crate::db::tallies::{self, Dim};
 use crate::error::ApiResult;
 
-use super::{status_of, variables_of};
+use super::variables_of;
 
 /// Builds wire campaigns, loading templates, numbers and stats in one query each.
 pub(super) async fn views(
@@ -42,7 +42,7 @@ pub(super) async fn views(
             phone_number_id: c.phone_number_id,
             template_id: c.template_id,
             name: c.name.clone(),
-            status: status_of(c),
+            status: c.status,
             scheduled_at: c.scheduled_at.map(Timestamp::from_millis),
             started_at: c.started_at.map(Timestamp::from_millis),
             completed_at: c.completed_at.map(Timestamp::from_millis),
@@ -90,12 +90,12 @@ pub(super) async fn add_detail(
     v: &mut Campaign,
     now: i64,
 ) -> ApiResult<()> {
-    use crate::services::charges;
+    use crate::services::sending;
     // A large batch being queued is paid already: nothing is left to estimate.
-    v.estimated_cost = Some(if charges::is_open(c) {
+    v.estimated_cost = Some(if sending::is_open(c) {
         Some(Money(0))
     } else {
-        let p = charges::price_all(conn, c, charges::READ_STEP, now).await?;
+        let p = sending::price_all(conn, c, sending::READ_STEP, now).await?;
         (p.count > 0 || v.stats.total > 0).then_some(p.total)
     });
     let reasons = tallies::read(conn, Dim::RecipientFailure, &[c.id]).await?;

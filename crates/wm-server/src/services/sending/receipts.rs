@@ -9,8 +9,9 @@
 //! refunded (the platform does not bill undelivered messages). A status for a message not
 //! known yet is kept in `pending_statuses` and applied once its send is recorded: a receipt
 //! is never dropped.
+//!
+//! A reply marks the campaign message it answers REPLIED ([`mark_replied`]).
 
-use crate::db::Unique;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, QueryFilter,
@@ -22,6 +23,7 @@ use wm_types::Money;
 use wm_types::campaigns::LedgerKind;
 use wm_types::enums::RecipientStatus;
 
+use crate::db::Unique;
 use crate::db::entities::{pending_status, recipient};
 use crate::services::contacts::platform;
 use crate::services::wallet;
@@ -292,4 +294,78 @@ pub async fn opt_out_contact(
 ) -> Result<(), DbErr> {
     platform::set_opted_out(conn, r.organization_id, r.contact_id, true, reason, now).await?;
     Ok(())
+}
+
+/// Marks the contact's campaign message that was replied to as REPLIED: the message the
+/// reply quotes (the platform's id in `replied_to`) when it is one of ours, else their
+/// latest SENT, DELIVERED or READ one. A reply that quotes a known message credits that
+/// message only, once: were it already REPLIED (a second answer to the same message), the
+/// fallback would credit some other campaign with a reply it never got. `false` when
+/// nothing was marked.
+pub async fn mark_replied(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    contact: Uuid,
+    replied_to: Option<&str>,
+    now: i64,
+) -> Result<bool, DbErr> {
+    use RecipientStatus as R;
+    let open = [R::Sent.as_str(), R::Delivered.as_str(), R::Read.as_str()];
+    let mine = || {
+        recipient::Entity::find()
+            .filter(recipient::Column::OrganizationId.eq(org))
+            .filter(recipient::Column::ContactId.eq(contact))
+    };
+    // The message quoted is credited whoever the sender resolved to (the person may write
+    // from another form of the number, or a colleague may forward it).
+    let quoted = match replied_to {
+        Some(id) => {
+            recipient::Entity::find()
+                .filter(recipient::Column::OrganizationId.eq(org))
+                .filter(recipient::Column::ProviderMessageId.eq(id))
+                .one(conn)
+                .await?
+        }
+        None => None,
+    };
+    let r = match quoted {
+        Some(r) if open.contains(&r.status.as_str()) => r,
+        // Known, but already replied to (or never reached the person): nothing to credit.
+        Some(_) => return Ok(false),
+        None => {
+            let latest = mine()
+                .filter(recipient::Column::Status.is_in(open))
+                .order_by_desc(recipient::Column::SentAt)
+                .one(conn)
+                .await?;
+            let Some(r) = latest else { return Ok(false) };
+            r
+        }
+    };
+    // Still open under the write: two deliveries of one reply credit it once.
+    let marked = recipient::Entity::update_many()
+        .col_expr(recipient::Column::Status, Expr::val(R::Replied))
+        .col_expr(recipient::Column::RepliedAt, Expr::val(now))
+        .col_expr(
+            recipient::Column::DeliveredAt,
+            Expr::col(recipient::Column::DeliveredAt).if_null(now),
+        )
+        .filter(recipient::Column::Id.eq(r.id))
+        .filter(recipient::Column::Status.is_in(open))
+        .exec(conn)
+        .await?
+        .rows_affected;
+    if marked == 0 {
+        return Ok(false);
+    }
+    crate::services::automations::on_campaign_replied(
+        conn,
+        org,
+        r.contact_id,
+        r.campaign_id,
+        r.id,
+        now,
+    )
+    .await?;
+    Ok(true)
 }

@@ -17,7 +17,6 @@ use wm_types::enums::RecipientStatus;
 
 use crate::db::entities::{campaign, recipient};
 use crate::services::contacts::platform;
-use crate::services::statuses;
 
 /// Why a recipient whose attempt was never settled fails.
 pub const OUTCOME_UNKNOWN: &str =
@@ -110,8 +109,8 @@ pub async fn sent(
         .filter(pending())
         .exec(conn)
         .await?;
-    statuses::remember_message_id(conn, r.id, provider_message_id).await?;
-    statuses::apply_kept(conn, provider_message_id, now).await?;
+    super::receipts::remember_message_id(conn, r.id, provider_message_id).await?;
+    super::receipts::apply_kept(conn, provider_message_id, now).await?;
     platform::remember_reported(
         conn,
         r.organization_id,
@@ -132,9 +131,9 @@ pub async fn rejected(
     opt_out: bool,
     now: i64,
 ) -> Result<bool, DbErr> {
-    let done = statuses::fail_recipient(conn, r, reason, now).await?;
+    let done = super::receipts::fail_recipient(conn, r, reason, now).await?;
     if done && opt_out {
-        statuses::opt_out_contact(conn, r, reason, now).await?;
+        super::receipts::opt_out_contact(conn, r, reason, now).await?;
     }
     Ok(done)
 }
@@ -194,7 +193,7 @@ pub async fn reconcile(
         .await?;
     let mut n = 0;
     for r in &stale {
-        if statuses::fail_recipient(conn, r, OUTCOME_UNKNOWN, now).await? {
+        if super::receipts::fail_recipient(conn, r, OUTCOME_UNKNOWN, now).await? {
             n += 1;
         }
     }
