@@ -3,7 +3,7 @@
 use axum::http::Method;
 use serde_json::json;
 
-use crate::support::TestApp;
+use crate::support::{IdOf, TestApp};
 
 #[tokio::test]
 async fn a_new_organisation_gets_its_defaults() {
@@ -19,7 +19,7 @@ async fn a_new_organisation_gets_its_defaults() {
     assert_eq!(o["currency"], "MXN");
     assert_eq!(o["timezone"], "America/Mexico_City");
     assert_eq!(o["includedUtilityMessages"], 0);
-    let id = o["id"].as_str().unwrap();
+    let id = o.id();
     let d = app
         .admin(
             Method::POST,

@@ -4,7 +4,7 @@ use axum::http::Method;
 use chrono::Duration;
 use serde_json::json;
 
-use crate::support::{ADMIN, TestApp};
+use crate::support::{ADMIN, IdOf, TestApp};
 
 #[tokio::test]
 async fn missing_unknown_and_malformed_keys_are_401_invalid() {
@@ -35,7 +35,7 @@ async fn a_revoked_key_is_refused_at_once() {
     let org = app.org().await;
     assert_eq!(org.get("/contacts").await.status, 200);
     let keys = org.admin(Method::GET, "/api-keys", None).await.ok(200);
-    let id = keys["data"][0]["id"].as_str().unwrap().to_owned();
+    let id = keys["data"][0].id().to_owned();
     assert!(
         keys["data"][0].get("key").is_none(),
         "the list never shows the secret"

@@ -7,7 +7,7 @@ use chrono::Duration;
 use serde_json::{Value, json};
 
 use crate::kit::{self, balance};
-use crate::support::{Org, TestApp};
+use crate::support::{IdOf, Org, TestApp};
 
 /// A sender number and the `welcome` template the flows send.
 async fn welcome_kit(org: &Org<'_>) {
@@ -48,7 +48,7 @@ async fn a_stage_change_waits_checks_the_channel_and_sends_a_template() {
     let id = automation(&org, welcome_flow(&org)).await;
     let customer = org.stage("Customer").await;
     let c = org.contact(json!({"fullName": "Ana", "primaryPhone": "+5215512340001", "consent": {"given": true}})).await;
-    let cid = c["id"].as_str().unwrap();
+    let cid = c.id();
     // No phone identity on this one: the condition stops it.
     let no_app = org.contact(json!({"fullName": "Email only", "primaryEmail": "e@example.com", "consent": {"given": true}})).await;
     org.patch(
@@ -58,7 +58,7 @@ async fn a_stage_change_waits_checks_the_channel_and_sends_a_template() {
     .await
     .ok(200);
     org.patch(
-        &format!("/contacts/{}", no_app["id"].as_str().unwrap()),
+        &format!("/contacts/{}", no_app.id()),
         json!({"lifecycleStageId": customer}),
     )
     .await
@@ -170,7 +170,7 @@ async fn five_consecutive_failures_pause_the_automation() {
             )
             .await;
         org.patch(
-            &format!("/contacts/{}", c["id"].as_str().unwrap()),
+            &format!("/contacts/{}", c.id()),
             json!({"lifecycleStageId": customer}),
         )
         .await
@@ -261,7 +261,7 @@ async fn reply_wallet_and_no_response_triggers() {
         )
         .await
         .ok(201);
-    let cid = c["id"].as_str().unwrap();
+    let cid = c.id();
     org.post(
         &format!("/campaigns/{cid}/recipients"),
         json!({"contactIds": [a["id"], b["id"]]}),
@@ -309,15 +309,11 @@ async fn reply_wallet_and_no_response_triggers() {
         "crossing the threshold once fires once"
     );
     assert_eq!(
-        org.get(&format!("/contacts/{}", a["id"].as_str().unwrap()))
-            .await
-            .ok(200)["tags"],
+        org.get(&format!("/contacts/{}", a.id())).await.ok(200)["tags"],
         json!(["replied"])
     );
     assert_eq!(
-        org.get(&format!("/contacts/{}", b["id"].as_str().unwrap()))
-            .await
-            .ok(200)["tags"],
+        org.get(&format!("/contacts/{}", b.id())).await.ok(200)["tags"],
         json!(["silent"])
     );
 }
@@ -357,7 +353,7 @@ async fn definitions_are_validated_and_lists_filtered() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|a| a["id"].as_str().unwrap().to_owned())
+            .map(|a| a.id().to_owned())
             .collect::<Vec<_>>()
     };
     assert_eq!(
@@ -394,7 +390,7 @@ async fn definitions_are_validated_and_lists_filtered() {
     let customer = org.stage("Customer").await;
     let c = org.contact(json!({"primaryPhone": "+5215512349991"})).await;
     org.patch(
-        &format!("/contacts/{}", c["id"].as_str().unwrap()),
+        &format!("/contacts/{}", c.id()),
         json!({"lifecycleStageId": customer}),
     )
     .await

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use wm_core::provider::{Accepted, MessagingProvider, OutboundMessage, SendError};
 
 use crate::kit::{campaign, campaign_to, contacts, recipients, setup, top_up};
-use crate::support::TestApp;
+use crate::support::{IdOf, TestApp};
 
 const SPAIN: &str = "Saldo insuficiente en la wallet.";
 
@@ -262,8 +262,7 @@ async fn receipts_taken_but_not_applied_before_a_crash_are_not_lost() {
     // A worker sends, takes the simulated platform's receipts, and dies before it applies
     // them.
     let crashed = app.restart(None);
-    let mut out = wm_server::worker::campaigns::Outcome::default();
-    wm_server::worker::dispatch::send_queued(&crashed, &mut out)
+    let out = wm_server::worker::dispatch::send_queued(&crashed)
         .await
         .unwrap();
     assert_eq!(out.sent, 5);
@@ -295,7 +294,7 @@ async fn contacts_deleted_while_an_audience_is_added_are_in_it_or_gone() {
                 .contact(json!({"primaryPhone": format!("+52155{round:02}{i:05}"),
                                 "consent": {"given": true}}))
                 .await;
-            fresh.push(c["id"].as_str().unwrap().to_owned());
+            fresh.push(c.id().to_owned());
         }
         let id = campaign(&org, &s, &s.plain).await;
         let path = format!("/campaigns/{id}/recipients");
@@ -322,10 +321,7 @@ async fn contacts_deleted_while_an_audience_is_added_are_in_it_or_gone() {
             if data.is_empty() {
                 break;
             }
-            listed.extend(
-                data.iter()
-                    .map(|r| r["contact"]["id"].as_str().unwrap().to_owned()),
-            );
+            listed.extend(data.iter().map(|r| r["contact"].id().to_owned()));
         }
         for c in &deleted {
             assert!(!listed.contains(c), "deleted contact {c} is a recipient");

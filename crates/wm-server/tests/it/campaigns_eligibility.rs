@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use wm_server::db::entities::simulated_send;
 
 use crate::kit::{balance, campaign_to, contacts, recipients, setup, top_up};
-use crate::support::{Org, TestApp, ledger};
+use crate::support::{IdOf, Org, TestApp, ledger};
 
 const OPTED_OUT: &str = "The contact opted out of messaging";
 const NO_CONSENT: &str = "The contact has not given consent to be messaged";
@@ -100,15 +100,14 @@ async fn opted_out_or_unconsenting_after_the_audience_is_neither_charged_nor_sen
     assert!(ledger(&w, "REFUND").is_empty());
 }
 
-#[tokio::test]
-async fn each_staggered_batch_re_checks_its_recipients() {
-    let app = TestApp::new().await;
-    let org = app.org().await;
-    let s = setup(&org).await;
-    let ids = contacts(&org, 20, "t").await;
-    let id = campaign_to(&org, &s, &s.plain, &ids).await;
+/// Twenty consenting contacts, a campaign to them sent staggered in two batches of ten
+/// with 100.00 in the wallet, and its first batch sent: its id and the price of one message.
+async fn staggered_first_batch_sent(app: &TestApp, org: &Org<'_>) -> (String, f64) {
+    let s = setup(org).await;
+    let ids = contacts(org, 20, "t").await;
+    let id = campaign_to(org, &s, &s.plain, &ids).await;
     let price = org.price_of_one(&id).await;
-    top_up(&org, 100.0).await;
+    top_up(org, 100.0).await;
     org.post(
         &format!("/campaigns/{id}/send"),
         json!({"when": "staggered", "batchSize": 10, "batchIntervalMin": 5}),
@@ -116,6 +115,14 @@ async fn each_staggered_batch_re_checks_its_recipients() {
     .await
     .ok(200);
     assert_eq!(app.send_pass().await.sent, 10);
+    (id, price)
+}
+
+#[tokio::test]
+async fn each_staggered_batch_re_checks_its_recipients() {
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let (id, price) = staggered_first_batch_sent(&app, &org).await;
     // The second batch is the ten newest recipients; one of them opts out meanwhile.
     let recipients = org
         .get(&format!(
@@ -189,7 +196,7 @@ async fn failed_uncharged(org: &Org<'_>, campaign: &str) -> Vec<(String, String)
         assert_eq!(rec["totalCost"], 0.0, "{rec}");
         assert!(rec["sentAt"].is_null(), "{rec}");
         out.push((
-            rec["contact"]["id"].as_str().unwrap().to_owned(),
+            rec["contact"].id().to_owned(),
             rec["errorMessage"].as_str().unwrap().to_owned(),
         ));
     }
@@ -260,18 +267,7 @@ async fn a_scheduled_start_re_checks_its_recipients() {
 async fn a_resume_re_checks_the_batch_it_charges() {
     let app = TestApp::new().await;
     let org = app.org().await;
-    let s = setup(&org).await;
-    let ids = contacts(&org, 20, "t").await;
-    let id = campaign_to(&org, &s, &s.plain, &ids).await;
-    let price = org.price_of_one(&id).await;
-    top_up(&org, 100.0).await;
-    org.post(
-        &format!("/campaigns/{id}/send"),
-        json!({"when": "staggered", "batchSize": 10, "batchIntervalMin": 5}),
-    )
-    .await
-    .ok(200);
-    assert_eq!(app.send_pass().await.sent, 10);
+    let (id, price) = staggered_first_batch_sent(&app, &org).await;
     let c = org
         .post(&format!("/campaigns/{id}/pause"), json!({}))
         .await
@@ -281,7 +277,7 @@ async fn a_resume_re_checks_the_batch_it_charges() {
     let waiting: Vec<String> = recipients(&org, &id, "filter=pending")
         .await
         .iter()
-        .map(|r| r["contact"]["id"].as_str().unwrap().to_owned())
+        .map(|r| r["contact"].id().to_owned())
         .collect();
     assert_eq!(waiting.len(), 10);
     let (opted, unconsenting) = (waiting[0].clone(), waiting[1].clone());

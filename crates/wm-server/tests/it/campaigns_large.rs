@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use wm_server::db::entities::simulated_send;
 
 use crate::kit::{balance, campaign, campaign_to, contacts, recipients, setup, top_up};
-use crate::support::{Org, TestApp, ledger};
+use crate::support::{IdOf, Org, TestApp, ledger};
 
 const STEP: u64 = 10;
 
@@ -135,7 +135,7 @@ async fn a_contact_messageable_again_by_its_step_is_charged_then() {
         .contact(json!({"fullName": "Eva", "primaryPhone": "+34612345678",
                         "consent": {"given": true}}))
         .await;
-    ids.push(spain["id"].as_str().unwrap().to_owned());
+    ids.push(spain.id().to_owned());
     let id = campaign_to(&org, &s, &s.plain, &ids).await;
     let preview = org.preview_cost(&id).await;
     let markets = preview["byMarket"].as_array().unwrap();
@@ -219,7 +219,7 @@ async fn an_allowance_covers_the_first_recipients_of_a_large_utility_batch() {
     let order: Vec<String> = recipients(&org, &id, "")
         .await
         .iter()
-        .map(|r| r["contact"]["id"].as_str().unwrap().to_owned())
+        .map(|r| r["contact"].id().to_owned())
         .collect();
     // The third in the audience's order may no longer be messaged: the allowance passes it.
     org.patch(
@@ -276,7 +276,7 @@ async fn an_audience_read_in_steps_adds_each_contact_once() {
                             "consent": {"given": true}, "tags": ["t"]}),
             )
             .await;
-        tagged.push(c["id"].as_str().unwrap().to_owned());
+        tagged.push(c.id().to_owned());
     }
     org.contact(
         json!({"fullName": "Not tagged", "primaryPhone": "+5215512099999",
@@ -305,7 +305,7 @@ async fn an_audience_read_in_steps_adds_each_contact_once() {
         let mut listed: Vec<String> = recipients(&org, &id, "")
             .await
             .iter()
-            .map(|r| r["contact"]["id"].as_str().unwrap().to_owned())
+            .map(|r| r["contact"].id().to_owned())
             .collect();
         listed.sort();
         listed.dedup();

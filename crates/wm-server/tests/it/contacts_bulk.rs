@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::support::TestApp;
+use crate::support::{IdOf, TestApp};
 
 #[tokio::test]
 async fn bulk_moves_stage_adds_tags_and_counts_skipped() {
@@ -15,11 +15,7 @@ async fn bulk_moves_stage_adds_tags_and_counts_skipped() {
         .contact(json!({"fullName": "B", "ownerId": org.user_id}))
         .await;
     let foreign = other.contact(json!({"fullName": "X"})).await;
-    let (a, b, f) = (
-        a["id"].as_str().unwrap(),
-        b["id"].as_str().unwrap(),
-        foreign["id"].as_str().unwrap(),
-    );
+    let (a, b, f) = (a.id(), b.id(), foreign.id());
     let r = org
         .post(
             "/contacts/bulk",

@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 
 use crate::imports::{import_pass, upload};
-use crate::support::{Org, TestApp, ids};
+use crate::support::{IdOf, Org, TestApp, ids};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -282,7 +282,7 @@ impl World<'_> {
 
     async fn add(&mut self, body: Value) -> String {
         let c = self.org.contact(body).await;
-        let id = c["id"].as_str().unwrap().to_owned();
+        let id = c.id().to_owned();
         if c["lifecycleStageId"].is_string() {
             self.staged.insert(id.clone(), self.now());
         }
@@ -313,7 +313,7 @@ async fn tabs_and_summary_stay_exact_through_every_kind_of_change() {
                 "Customer" => "CUSTOMER",
                 _ => "INACTIVE",
             };
-            (s["id"].as_str().unwrap().to_owned(), c)
+            (s.id().to_owned(), c)
         })
         .collect();
     let mut w = World {
@@ -431,10 +431,7 @@ async fn tabs_and_summary_stay_exact_through_every_kind_of_change() {
     while import_pass(&app).await > 0 {}
     let job = w
         .org
-        .get(&format!(
-            "/contacts/imports/{}",
-            job["id"].as_str().unwrap()
-        ))
+        .get(&format!("/contacts/imports/{}", job.id()))
         .await
         .ok(200);
     assert_eq!(

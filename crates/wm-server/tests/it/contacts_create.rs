@@ -3,7 +3,7 @@
 use axum::http::Method;
 use serde_json::{Value, json};
 
-use crate::support::TestApp;
+use crate::support::{IdOf, TestApp};
 
 #[tokio::test]
 async fn create_returns_the_full_contact_with_its_phone_identity() {
@@ -48,7 +48,7 @@ async fn create_returns_the_full_contact_with_its_phone_identity() {
     let created = c["createdAt"].as_str().unwrap();
     assert!(created.ends_with('Z') && created.len() == 24, "{created}");
 
-    let id = c["id"].as_str().unwrap();
+    let id = c.id();
     let got = org.get(&format!("/contacts/{id}")).await.ok(200);
     assert_eq!(got, c);
 }
@@ -98,7 +98,7 @@ async fn a_phone_linked_as_identity_elsewhere_is_409() {
     let app = TestApp::new().await;
     let org = app.org().await;
     let holder = org.contact(json!({"fullName": "Holder"})).await;
-    let id = holder["id"].as_str().unwrap();
+    let id = holder.id();
     org.post(
         &format!("/contacts/{id}/identities"),
         json!({"channelType": "MESSAGING_APP_A", "externalId": "14155550100"}),
@@ -155,10 +155,7 @@ async fn creates_sent_together_are_each_answered_for_themselves() {
         assert_eq!(r.status, 201, "{n}: {:?}", r.body);
         assert_eq!(r.body["fullName"], format!("Batch {n}"));
         assert_eq!(r.body["tags"], json!([format!("t{n}")]));
-        let got = org
-            .get(&format!("/contacts/{}", r.body["id"].as_str().unwrap()))
-            .await
-            .ok(200);
+        let got = org.get(&format!("/contacts/{}", r.body.id())).await.ok(200);
         assert_eq!(got["fullName"], format!("Batch {n}"));
     }
     results[24].assert_error(409, Some("CONTACT_PHONE_EXISTS"));
@@ -198,7 +195,7 @@ async fn open_deals_show_on_the_detail() {
     let app = TestApp::new().await;
     let org = app.org().await;
     let c = org.contact(json!({"fullName": "Buyer"})).await;
-    let id = c["id"].as_str().unwrap();
+    let id = c.id();
     let deal = org
         .admin(
             Method::POST,
@@ -211,7 +208,7 @@ async fn open_deals_show_on_the_detail() {
     assert_eq!(got["openDeals"][0]["id"], deal["id"]);
     assert_eq!(got["openDeals"][0]["title"], "Big order");
     assert_eq!(got["openDeals"][0]["value"], 1250.5);
-    let deal_id = deal["id"].as_str().unwrap();
+    let deal_id = deal.id();
     org.admin(
         Method::PATCH,
         &format!("/deals/{deal_id}"),
@@ -231,7 +228,7 @@ async fn unknown_or_foreign_or_malformed_ids_are_404() {
     let org = app.org().await;
     let other = app.org().await;
     let theirs = other.contact(json!({"fullName": "Theirs"})).await;
-    let id = theirs["id"].as_str().unwrap();
+    let id = theirs.id();
     for path in [
         format!("/contacts/{id}"),
         "/contacts/00000000-0000-0000-0000-000000000000".to_owned(),

@@ -3,7 +3,7 @@
 use axum::http::Method;
 use serde_json::json;
 
-use crate::support::TestApp;
+use crate::support::{IdOf, TestApp};
 
 #[tokio::test]
 async fn delete_removes_the_contact_with_its_notes_and_identities() {
@@ -12,7 +12,7 @@ async fn delete_removes_the_contact_with_its_notes_and_identities() {
     let c = org
         .contact(json!({"fullName": "Gone", "primaryPhone": "+5215500000009", "note": "hi"}))
         .await;
-    let id = c["id"].as_str().unwrap();
+    let id = c.id();
     assert_eq!(
         org.delete(&format!("/contacts/{id}")).await.ok(200),
         json!({"deleted": true})
@@ -51,7 +51,7 @@ async fn a_contact_with_an_open_deal_has_history() {
         .await
         .assert_error(409, Some("CONTACT_HAS_HISTORY"));
     assert_eq!(org.get(&format!("/contacts/{id}")).await.status, 200);
-    let deal_id = deal["id"].as_str().unwrap();
+    let deal_id = deal.id();
     org.admin(
         Method::PATCH,
         &format!("/deals/{deal_id}"),

@@ -4,7 +4,7 @@ use axum::http::Method;
 use chrono::Duration;
 use serde_json::json;
 
-use crate::support::{TestApp, ids};
+use crate::support::{IdOf, TestApp, ids};
 
 #[tokio::test]
 async fn newest_first_with_pagination_meta() {
@@ -70,7 +70,7 @@ async fn tabs_filter_by_stage_category_and_consent() {
         all["tabs"],
         json!({"all": 5, "leads": 2, "in_progress": 1, "customers": 1, "inactive": 1, "no_consent": 1})
     );
-    let id = |v: &serde_json::Value| v["id"].as_str().unwrap().to_owned();
+    let id = |v: &serde_json::Value| v.id().to_owned();
     let mut leads = ids(&org.get("/contacts?tab=leads").await.ok(200));
     leads.sort();
     let mut expected = vec![id(&none), id(&l)];
@@ -116,10 +116,7 @@ async fn field_filters() {
             json!({"fullName": "Bruno", "primaryEmail": "bruno@Globex.com", "tags": ["wholesale"]}),
         )
         .await;
-    let (a, b) = (
-        a["id"].as_str().unwrap().to_owned(),
-        b["id"].as_str().unwrap().to_owned(),
-    );
+    let (a, b) = (a.id().to_owned(), b.id().to_owned());
     org.post(
         &format!("/contacts/{b}/identities"),
         json!({"channelType": "EMAIL", "externalId": "bruno@globex.com"}),
@@ -192,7 +189,7 @@ async fn days_counts_contacts_created_in_the_last_n_days() {
         .await;
     assert_eq!(
         ids(&org.get("/contacts?days=7").await.ok(200)),
-        vec![new["id"].as_str().unwrap().to_owned()]
+        vec![new.id().to_owned()]
     );
     assert_eq!(
         org.get("/contacts?days=30").await.ok(200)["meta"]["total"],
@@ -228,7 +225,7 @@ async fn another_organisations_contacts_never_show() {
         .contact(json!({"fullName": "Theirs", "tags": ["secret"]}))
         .await;
     let mine = org
-        .get(&format!("/contacts?ids={}", theirs["id"].as_str().unwrap()))
+        .get(&format!("/contacts?ids={}", theirs.id()))
         .await
         .ok(200);
     assert_eq!(mine["meta"]["total"], 0);

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::support::TestApp;
+use crate::support::{IdOf, TestApp};
 
 #[tokio::test]
 async fn only_sent_fields_change_and_null_clears() {
@@ -13,7 +13,7 @@ async fn only_sent_fields_change_and_null_clears() {
             json!({"fullName": "Ana", "company": "Acme", "ownerId": org.user_id, "tags": ["a"]}),
         )
         .await;
-    let id = c["id"].as_str().unwrap();
+    let id = c.id();
     let u = org
         .patch(
             &format!("/contacts/{id}"),
@@ -41,7 +41,7 @@ async fn changing_the_phone_adds_its_identity_and_refuses_a_taken_one() {
     let b = org
         .contact(json!({"fullName": "B", "primaryPhone": "+5215500000002"}))
         .await;
-    let bid = b["id"].as_str().unwrap();
+    let bid = b.id();
     let r = org
         .patch(
             &format!("/contacts/{bid}"),
@@ -83,7 +83,7 @@ async fn stage_changes_are_recorded_on_the_timeline() {
     let c = org
         .contact(json!({"fullName": "Ana", "lifecycleStageId": lead}))
         .await;
-    let id = c["id"].as_str().unwrap();
+    let id = c.id();
     let u = org
         .patch(
             &format!("/contacts/{id}"),
@@ -117,7 +117,7 @@ async fn foreign_stage_or_owner_is_400_and_nothing_changes() {
     let org = app.org().await;
     let other = app.org().await;
     let c = org.contact(json!({"fullName": "Ana"})).await;
-    let id = c["id"].as_str().unwrap();
+    let id = c.id();
     let r = org
         .patch(
             &format!("/contacts/{id}"),

@@ -7,7 +7,7 @@ use axum::http::{Method, Request, header};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::support::{ADMIN, Resp, TestApp};
+use crate::support::{ADMIN, IdOf, Resp, TestApp};
 
 /// Every documented operation, as (method, path with `{…}` parameters).
 fn operations() -> Vec<(Method, String, Value)> {
@@ -272,7 +272,7 @@ async fn nul_characters_are_a_400_naming_the_field_on_every_database() {
         .await
         .assert_invalid("q must not contain a NUL character");
     let c = org.contact(json!({"fullName": "Ana"})).await;
-    let id = c["id"].as_str().unwrap();
+    let id = c.id();
     org.post(&format!("/contacts/{id}/notes"), json!({"body": "\u{0}"}))
         .await
         .assert_invalid("body must not contain a NUL character");
@@ -303,20 +303,14 @@ async fn template_key_is_always_a_string() {
         .admin(Method::POST, "/automations", Some(sends))
         .await
         .ok(201);
-    let got = org
-        .get(&format!("/automations/{}", a["id"].as_str().unwrap()))
-        .await
-        .ok(200);
+    let got = org.get(&format!("/automations/{}", a.id())).await.ok(200);
     assert_eq!(got["templateKey"], "welcome");
     let tags_only = flow(json!([{"type": "ACTION", "config": {"kind": "ADD_TAG", "value": "x"}}]));
     let a = org
         .admin(Method::POST, "/automations", Some(tags_only))
         .await
         .ok(201);
-    let got = org
-        .get(&format!("/automations/{}", a["id"].as_str().unwrap()))
-        .await
-        .ok(200);
+    let got = org.get(&format!("/automations/{}", a.id())).await.ok(200);
     assert_eq!(got["templateKey"], "");
     for item in org.get("/automations").await.ok(200)["data"]
         .as_array()

@@ -5,7 +5,7 @@ use axum::http::Method;
 use chrono::Duration;
 use serde_json::{Value, json};
 
-use crate::support::{Org, TestApp};
+use crate::support::{IdOf, Org, TestApp};
 
 fn at(s: &str) -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::parse_from_rfc3339(s)
@@ -218,7 +218,7 @@ async fn summary_days_follow_the_organisation_time_zone() {
         )
         .await
         .ok(201);
-    let org_id = o["id"].as_str().unwrap().to_owned();
+    let org_id = o.id().to_owned();
     let user = app
         .admin(
             Method::POST,

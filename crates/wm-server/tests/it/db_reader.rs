@@ -9,7 +9,7 @@ use serde_json::json;
 use uuid::Uuid;
 use wm_server::db;
 
-use crate::support::TestApp;
+use crate::support::{IdOf, TestApp};
 
 #[tokio::test]
 async fn the_reader_reads_every_column_as_the_pool_does() {
@@ -50,7 +50,7 @@ async fn the_reader_reads_every_column_as_the_pool_does() {
 
     let org_id: Uuid = org.id.parse().unwrap();
     for c in [&full, &empty, &odd] {
-        let id: Uuid = c["id"].as_str().unwrap().parse().unwrap();
+        let id: Uuid = c.id().parse().unwrap();
         let pooled = db::contacts::find(&app.state.db.conn, org_id, id)
             .await
             .unwrap()
@@ -58,7 +58,7 @@ async fn the_reader_reads_every_column_as_the_pool_does() {
         let read = reader.contact(org_id, id).unwrap().expect("the reader too");
         assert_eq!(read, pooled);
     }
-    let id: Uuid = full["id"].as_str().unwrap().parse().unwrap();
+    let id: Uuid = full.id().parse().unwrap();
     let read = reader.contact(org_id, id).unwrap().unwrap();
     assert!(read.opted_out && read.consent_given && read.consent_at.is_some());
     assert_eq!(read.open_deals, 1);
@@ -75,7 +75,7 @@ async fn the_reader_keeps_tenants_apart_and_sees_writes_at_once() {
     let a = app.org().await;
     let b = app.org().await;
     let c = a.contact(json!({"fullName": "Ana"})).await;
-    let id: Uuid = c["id"].as_str().unwrap().parse().unwrap();
+    let id: Uuid = c.id().parse().unwrap();
     let (a_id, b_id): (Uuid, Uuid) = (a.id.parse().unwrap(), b.id.parse().unwrap());
 
     assert_eq!(

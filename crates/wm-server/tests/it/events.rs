@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::support::{Org, TestApp};
+use crate::support::{IdOf, Org, TestApp};
 
 /// Subscribes a webhook to every active kind: the outbox holds only the events some
 /// webhook takes.
@@ -26,7 +26,7 @@ async fn create_update_and_stage_change_emit_their_events() {
     let c = org
         .contact(json!({"fullName": "Ana", "primaryPhone": "+5215500000011", "primaryEmail": "ana@example.com", "lifecycleStageId": lead}))
         .await;
-    let id = c["id"].as_str().unwrap();
+    let id = c.id();
     let ev = org.events().await;
     assert_eq!(ev.len(), 1);
     assert_eq!(ev[0].0, "contact.created");
@@ -87,7 +87,7 @@ async fn nothing_is_emitted_for_a_no_op_or_a_failed_change() {
         .await;
     let b = org.contact(json!({"fullName": "B"})).await;
     let before = org.events().await.len();
-    let bid = b["id"].as_str().unwrap();
+    let bid = b.id();
     org.patch(&format!("/contacts/{bid}"), json!({"fullName": "B"}))
         .await
         .ok(200);

@@ -5,7 +5,7 @@
 use axum::http::Method;
 use serde_json::{Value, json};
 
-use crate::support::Org;
+use crate::support::{IdOf, Org};
 
 /// The operator adds a sender number; its id.
 pub(crate) async fn number(org: &Org<'_>, e164: &str) -> String {
@@ -86,7 +86,7 @@ pub(crate) async fn contacts(org: &Org<'_>, n: usize, tag: &str) -> Vec<String> 
         let c = org
             .contact(json!({"fullName": format!("Ana {i}"), "primaryPhone": format!("+5215512{:06}", i + 1), "consent": {"given": true}, "tags": [tag]}))
             .await;
-        ids.push(c["id"].as_str().unwrap().to_owned());
+        ids.push(c.id().to_owned());
     }
     ids
 }

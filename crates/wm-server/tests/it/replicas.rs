@@ -14,7 +14,7 @@ use wm_server::db::entities::{campaign, simulated_send};
 use wm_server::provider::Pacer;
 
 use crate::kit::{campaign_to, contacts, setup, top_up};
-use crate::support::TestApp;
+use crate::support::{IdOf, TestApp};
 
 /// Another replica that hears the others' changes (listening until the guard is dropped).
 async fn listening_replica(app: &TestApp) -> (TestApp, tokio_util::sync::DropGuard) {
@@ -85,7 +85,7 @@ async fn a_revoked_key_is_refused_by_every_replica_within_a_second() {
         .await
         .ok(201);
     let key = created["key"].as_str().unwrap().to_owned();
-    let key_id = created["id"].as_str().unwrap().to_owned();
+    let key_id = created.id().to_owned();
     // The other replica has the key in its cache.
     other
         .call(Method::GET, "/contacts", Some(&key), None)

@@ -20,7 +20,7 @@ use crate::replicas_harness::{
     ADMIN, Replica, balancer, call, free_port, healthy, organisation, platform, serve,
     start_replicas,
 };
-use crate::support::WA_SECRET;
+use crate::support::{IdOf, WA_SECRET};
 use crate::whatsapp_kit::{NUMBER, PNID, TOKEN, WABA};
 
 const CONTACTS: usize = 5_000;
@@ -147,7 +147,7 @@ async fn three_replicas_survive_a_kill_mid_campaign_and_share_one_rate_limit() {
         None,
     )
     .await;
-    let template = templates["data"][0]["id"].as_str().unwrap().to_owned();
+    let template = templates["data"][0].id().to_owned();
     let (s, hook) = call(
         &http,
         post.clone(),
@@ -175,7 +175,7 @@ async fn three_replicas_survive_a_kill_mid_campaign_and_share_one_rate_limit() {
 
     // The campaign, to everyone.
     let (_, c) = call(&http, post.clone(), format!("{}/campaigns", bases[0]), &key, Some(json!({"name": "Promo", "phoneNumberId": number["id"], "templateId": template, "variables": {"1": "{{firstName}}"}}))).await;
-    let campaign = c["id"].as_str().unwrap().to_owned();
+    let campaign = c.id().to_owned();
     let (s, a) = call(
         &http,
         post.clone(),

@@ -6,7 +6,7 @@ use chrono::Duration;
 use serde_json::{Value, json};
 
 use crate::kit;
-use crate::support::TestApp;
+use crate::support::{IdOf, TestApp};
 
 fn day(v: &Value, date: &str) -> Value {
     v["series"]
@@ -36,7 +36,7 @@ async fn every_report_adds_up_to_what_happened() {
             json!({"fullName": "B", "primaryPhone": "+5215512300002", "consent": {"given": true}}),
         )
         .await;
-    let a_id = a["id"].as_str().unwrap();
+    let a_id = a.id();
     org.patch(
         &format!("/contacts/{a_id}"),
         json!({"lifecycleStageId": customer}),
@@ -68,7 +68,7 @@ async fn every_report_adds_up_to_what_happened() {
         )
         .await
         .ok(201);
-    let cid = c["id"].as_str().unwrap();
+    let cid = c.id();
     org.post(
         &format!("/campaigns/{cid}/recipients"),
         json!({"contactIds": [a["id"], b["id"]]}),

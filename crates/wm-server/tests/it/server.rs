@@ -8,7 +8,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, Method};
 use serde_json::{Value, json};
 
-use crate::support::TestApp;
+use crate::support::{IdOf, TestApp};
 
 async fn eventually(mut check: impl AsyncFnMut() -> bool) -> bool {
     // Bounded wait for the workers (200 ms poll), not a timing assertion.
@@ -103,7 +103,7 @@ async fn a_campaign_sent_through_the_server_completes_and_its_webhook_arrives() 
     .json()
     .await
     .unwrap();
-    let id = c["id"].as_str().unwrap().to_owned();
+    let id = c.id().to_owned();
     call(
         Method::POST,
         &format!("/campaigns/{id}/recipients"),

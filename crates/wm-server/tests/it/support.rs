@@ -302,8 +302,12 @@ impl TestApp {
             .expect("automation pass")
     }
 
-    /// One pass of the campaign worker.
+    /// One pass of the sending workers a replica runs side by side: the queue of reserved
+    /// batches, then the campaign pass.
     pub async fn send_pass(&self) -> wm_server::worker::campaigns::Outcome {
+        wm_server::worker::queue::run_once(&self.state)
+            .await
+            .expect("queue pass");
         wm_server::worker::campaigns::CampaignWorker::new(self.state.clone())
             .run_once()
             .await
@@ -437,6 +441,20 @@ impl TestApp {
         };
         o.key = o.key_with(ALL_SCOPES).await;
         o
+    }
+}
+
+/// The `id` of an object the API answered, which a test then uses in a path.
+pub trait IdOf {
+    /// Its `id`; a panic naming the object when it has none.
+    fn id(&self) -> &str;
+}
+
+impl IdOf for Value {
+    fn id(&self) -> &str {
+        self["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no id in {self}"))
     }
 }
 

@@ -13,7 +13,7 @@ use wm_server::db::entities::{conversation, recipient};
 use wm_server::db::tallies::{self, Dim};
 
 use crate::kit::{campaign, setup, top_up};
-use crate::support::{Org, TestApp};
+use crate::support::{IdOf, Org, TestApp};
 
 /// A campaign's recipients as counted: by status (how many, what they cost), failures by
 /// reason, pending recipients not charged yet by market.
@@ -203,7 +203,7 @@ async fn campaign_tallies_match_the_rows_from_audience_to_replies() {
                             "consent": {"given": true}, "tags": ["t"]}),
             )
             .await;
-        people.push(c["id"].as_str().unwrap().to_owned());
+        people.push(c.id().to_owned());
     }
     // Rejected by the platform, and without a market.
     org.contact(
@@ -314,7 +314,7 @@ async fn campaign_tallies_match_the_rows_from_audience_to_replies() {
         l["summary"]["spend"].as_f64().unwrap(),
         c["realCost"].as_f64().unwrap()
     ));
-    let copy = copy["id"].as_str().unwrap();
+    let copy = copy.id();
     assert_eq!(
         tallied(&app, Uuid::parse_str(copy).unwrap()).await,
         Counted::default(),
@@ -375,7 +375,7 @@ async fn conversation_tabs_match_the_rows_under_every_filter() {
                 .contact(json!({"fullName": format!("Person {i}")}))
                 .await;
             org.post(
-                &format!("/contacts/{}/identities", c["id"].as_str().unwrap()),
+                &format!("/contacts/{}/identities", c.id()),
                 json!({"channelType": "EMAIL", "externalId": address}),
             )
             .await

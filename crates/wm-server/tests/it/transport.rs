@@ -32,6 +32,7 @@ impl Drop for TempDir {
 }
 
 use crate::replicas_harness::free_port;
+use crate::support::IdOf;
 
 /// The settings a test starts the binary with.
 struct Opts {
@@ -376,7 +377,7 @@ async fn boolean_env_settings_take_effect_in_every_spelling() {
         )
         .await;
         assert_eq!(org.status, 201, "{v}: {}", org.head);
-        let id = org.body["id"].as_str().unwrap();
+        let id = org.body.id();
         let hook = request(
             &server.addr,
             "POST",

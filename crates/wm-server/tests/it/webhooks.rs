@@ -13,7 +13,7 @@ use chrono::Duration;
 use serde_json::{Value, json};
 use wm_core::time::Clock;
 
-use crate::support::{Org, TestApp};
+use crate::support::{IdOf, Org, TestApp};
 
 /// One request the receiver got, with the (test) time it arrived.
 #[derive(Debug, Clone)]
@@ -147,10 +147,7 @@ pub(crate) async fn subscribe(org: &Org<'_>, url: &str, events: &[&str]) -> (Str
         )
         .await
         .ok(201);
-    (
-        w["id"].as_str().unwrap().to_owned(),
-        w["secret"].as_str().unwrap().to_owned(),
-    )
+    (w.id().to_owned(), w["secret"].as_str().unwrap().to_owned())
 }
 
 const CONTACT_EVENTS: [&str; 3] = [
@@ -172,7 +169,7 @@ async fn each_active_kind_arrives_signed_with_its_data() {
     .await;
     let customer = org.stage("Customer").await;
     let c = org.contact(json!({"fullName": "Ana", "primaryPhone": "+5215500000031", "primaryEmail": "ana@example.com"})).await;
-    let id = c["id"].as_str().unwrap();
+    let id = c.id();
     org.patch(
         &format!("/contacts/{id}"),
         json!({"lifecycleStageId": customer}),
@@ -244,7 +241,7 @@ async fn only_subscribed_kinds_and_only_the_own_organisation() {
     let (_, secret) = subscribe(&org, &rx.url, &["contact.stage_changed", "bot.handoff"]).await;
     subscribe(&other, &rx_other.url, &CONTACT_EVENTS).await;
     let c = org.contact(json!({"fullName": "A"})).await;
-    let id = c["id"].as_str().unwrap();
+    let id = c.id();
     org.patch(
         &format!("/contacts/{id}"),
         json!({"lifecycleStageId": org.stage("Lead").await}),
@@ -272,7 +269,7 @@ async fn a_webhook_receives_the_events_that_occur_while_it_is_active_and_subscri
     let during = org.contact(json!({"fullName": "During"})).await;
     // A kind it does not take, then a contact made while it is paused.
     org.patch(
-        &format!("/contacts/{}", during["id"].as_str().unwrap()),
+        &format!("/contacts/{}", during.id()),
         json!({"company": "Acme"}),
     )
     .await
@@ -451,7 +448,7 @@ async fn manual_retry_and_seven_day_retention() {
         (d["status"].as_str(), d["attempts"].as_u64()),
         (Some("FAILED"), Some(2))
     );
-    let did = d["id"].as_str().unwrap();
+    let did = d.id();
     let r = org
         .post(
             &format!("/webhooks/{hook}/deliveries/{did}/retry"),

@@ -4,7 +4,7 @@
 use axum::http::Method;
 use serde_json::json;
 
-use crate::support::TestApp;
+use crate::support::{IdOf, TestApp};
 
 #[tokio::test]
 async fn management_limits_scopes_and_tenancy() {
@@ -26,7 +26,7 @@ async fn management_limits_scopes_and_tenancy() {
     );
     assert_eq!(created["status"], "ACTIVE");
     assert_eq!(created["events"], json!(["contact.created", "bot.message"]));
-    let id = created["id"].as_str().unwrap();
+    let id = created.id();
     let got = org.get(&format!("/webhooks/{id}")).await.ok(200);
     assert!(got.get("secret").is_none());
     let list = org.get("/webhooks").await.ok(200);

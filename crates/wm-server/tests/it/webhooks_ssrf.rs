@@ -13,7 +13,7 @@ use serde_json::json;
 use uuid::Uuid;
 use wm_server::db::entities::webhook;
 
-use crate::support::TestApp;
+use crate::support::{IdOf, TestApp};
 
 const REFUSED: &str = "url must not point to a private, loopback or link-local address";
 
@@ -45,7 +45,7 @@ async fn ipv6_wrappers_of_private_addresses_are_refused_at_creation_and_change()
         )
         .await
         .ok(201);
-    let id = hook["id"].as_str().unwrap();
+    let id = hook.id();
     for url in WRAPPED {
         org.patch(&format!("/webhooks/{id}"), json!({"url": url}))
             .await
@@ -106,7 +106,7 @@ async fn the_worker_refuses_to_connect_to_wrapped_addresses_stored_without_the_c
             )
             .await
             .ok(201);
-        let id: Uuid = hook["id"].as_str().unwrap().parse().unwrap();
+        let id: Uuid = hook.id().parse().unwrap();
         webhook::Entity::update_many()
             .col_expr(webhook::Column::Url, Expr::val(url.as_str()))
             .filter(webhook::Column::Id.eq(id))

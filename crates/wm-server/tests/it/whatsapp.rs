@@ -8,7 +8,7 @@ use axum::http::Method;
 use serde_json::json;
 use wm_fake_graph::{AttemptOutcome, Delivery, Injection, StatusOptions};
 
-use crate::support::ledger;
+use crate::support::{IdOf, ledger};
 use crate::whatsapp_kit::{
     PNID, Ready, Wa, campaign, drive, number, people, ready, synced_template,
 };
@@ -231,7 +231,7 @@ async fn a_contact_without_the_variable_field_fails_before_the_call_and_is_refun
                             "company": company, "consent": {"given": true}}),
             )
             .await;
-        ids.push(c["id"].as_str().unwrap().to_owned());
+        ids.push(c.id().to_owned());
     }
     let c = org
         .post(
@@ -241,7 +241,7 @@ async fn a_contact_without_the_variable_field_fails_before_the_call_and_is_refun
         )
         .await
         .ok(201);
-    let id = c["id"].as_str().unwrap().to_owned();
+    let id = c.id().to_owned();
     org.post(
         &format!("/campaigns/{id}/recipients"),
         json!({"contactIds": ids}),

@@ -11,7 +11,7 @@ use wm_fake_graph::{
     WebhookConfig,
 };
 
-use crate::support::{Org, TestApp, WA_SECRET};
+use crate::support::{IdOf, Org, TestApp, WA_SECRET};
 
 pub const PNID: &str = "109000000000001";
 pub const WABA: &str = "209000000000001";
@@ -67,6 +67,32 @@ impl Wa {
             status: TemplateStatus::Approved,
             body_text: body.into(),
         });
+    }
+
+    /// A person writes to the number from `from` (their WhatsApp id), quoting the business
+    /// message `quoted` when given, signed as the platform does; what was posted.
+    pub async fn write(
+        &self,
+        from: &str,
+        kind: wm_fake_graph::InboundKind,
+        quoted: Option<&str>,
+    ) -> wm_fake_graph::Posted {
+        let posted = self
+            .fake
+            .post_inbound(wm_fake_graph::InboundMessage {
+                phone_number_id: PNID.into(),
+                from: from.into(),
+                profile_name: Some("Ana".into()),
+                kind,
+                context: quoted.map(|id| wm_fake_graph::ReplyContext {
+                    id: id.into(),
+                    from: None,
+                }),
+            })
+            .await
+            .expect("post an inbound message");
+        assert_eq!(posted.last_status, Some(200));
+        posted
     }
 
     /// Lets the fake's webhooks land and be applied (by the intake's own task or here).
@@ -132,7 +158,7 @@ pub async fn people(org: &Org<'_>, n: usize) -> Vec<(String, String)> {
         let c = org
             .contact(json!({"fullName": format!("Ana {i}"), "primaryPhone": phone, "consent": {"given": true}}))
             .await;
-        out.push((c["id"].as_str().unwrap().to_owned(), phone));
+        out.push((c.id().to_owned(), phone));
     }
     out
 }
@@ -147,7 +173,7 @@ pub async fn campaign(org: &Org<'_>, number: &str, template: &str, ids: &[String
         )
         .await
         .ok(201);
-    let id = c["id"].as_str().unwrap().to_owned();
+    let id = c.id().to_owned();
     for chunk in ids.chunks(20_000) {
         org.post(
             &format!("/campaigns/{id}/recipients"),

@@ -3,12 +3,12 @@
 //! stored as, a person's "stop" and "resume" follow their marketing consent, a message of
 //! any kind from a stranger opens a conversation, and a number change moves the contact.
 
-use axum::http::Method;
 use serde_json::{Value, json};
-use wm_fake_graph::{InboundKind, InboundMessage, ReplyContext, StatusOptions};
+use wm_fake_graph::{InboundKind, StatusOptions};
 
 use crate::events::subscribe_all;
-use crate::support::Org;
+use crate::kit::top_up;
+use crate::support::{IdOf, Org};
 use crate::whatsapp_kit::{PNID, Wa, campaign, drive, number, synced_template};
 
 /// A consenting contact with `phone`, as the business stored it; its id.
@@ -16,7 +16,7 @@ async fn person(org: &Org<'_>, phone: &str) -> String {
     let c = org
         .contact(json!({"fullName": "Ana", "primaryPhone": phone, "consent": {"given": true}}))
         .await;
-    c["id"].as_str().unwrap().to_owned()
+    c.id().to_owned()
 }
 
 /// A campaign to `contact`, sent and delivered; its id and the platform's message id.
@@ -24,13 +24,7 @@ async fn delivered_to(wa: &Wa, org: &Org<'_>, contact: &str) -> (String, String)
     wa.template("promo", "Hola {{1}}");
     let number_id = number(org).await;
     let tpl = synced_template(org, "promo").await;
-    org.admin(
-        Method::POST,
-        "/wallet/top-ups",
-        Some(json!({"amount": 10.0})),
-    )
-    .await
-    .ok(201);
+    top_up(org, 10.0).await;
     let id = campaign(org, &number_id, &tpl, &[contact.to_owned()]).await;
     org.post(&format!("/campaigns/{id}/send"), json!({}))
         .await
@@ -41,23 +35,9 @@ async fn delivered_to(wa: &Wa, org: &Org<'_>, contact: &str) -> (String, String)
     (id, wamid)
 }
 
-/// The person writes `body` from `from`, quoting `quoted` when given.
+/// The person writes from `from`, quoting `quoted` when given; applied.
 async fn write(wa: &Wa, from: &str, kind: InboundKind, quoted: Option<&str>) {
-    let posted = wa
-        .fake
-        .post_inbound(InboundMessage {
-            phone_number_id: PNID.into(),
-            from: from.into(),
-            profile_name: Some("Ana".into()),
-            kind,
-            context: quoted.map(|id| ReplyContext {
-                id: id.into(),
-                from: None,
-            }),
-        })
-        .await
-        .unwrap();
-    assert_eq!(posted.last_status, Some(200));
+    wa.write(from, kind, quoted).await;
     wa.settle().await;
 }
 
@@ -82,6 +62,18 @@ async fn whatsapp_ids(org: &Org<'_>, id: &str) -> Vec<String> {
         .iter()
         .filter(|i| i["channelType"] == "MESSAGING_APP_A")
         .map(|i| i["externalId"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A contact's timeline entries of one type.
+async fn timeline_of(org: &Org<'_>, id: &str, kind: &str) -> Vec<Value> {
+    let timeline = org.get(&format!("/contacts/{id}/timeline")).await.ok(200);
+    timeline["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == kind)
+        .cloned()
         .collect()
 }
 
@@ -110,7 +102,7 @@ async fn a_mexican_reply_from_the_521_spelling_is_the_stored_contact_and_credits
     let all = contacts(&org).await;
     assert_eq!(all.len(), 1, "no second contact: {all:?}");
     assert_eq!(all[0]["primaryPhone"], "+525559784978");
-    assert_eq!(conversation_contacts(&org).await, [id.clone()]);
+    assert_eq!(conversation_contacts(&org).await, std::slice::from_ref(&id));
     let c = org.get(&format!("/campaigns/{campaign}")).await.ok(200);
     assert_eq!(c["stats"]["replied"], 1, "{c}");
     let r = org
@@ -131,7 +123,7 @@ async fn a_brazilian_reply_without_the_ninth_digit_is_the_stored_contact() {
     let all = contacts(&org).await;
     assert_eq!(all.len(), 1, "no second contact: {all:?}");
     assert_eq!(all[0]["primaryPhone"], "+5531987654321");
-    assert_eq!(conversation_contacts(&org).await, [id.clone()]);
+    assert_eq!(conversation_contacts(&org).await, std::slice::from_ref(&id));
     let c = org.get(&format!("/campaigns/{campaign}")).await.ok(200);
     assert_eq!(c["stats"]["replied"], 1, "{c}");
     assert!(
@@ -180,14 +172,8 @@ async fn the_persons_stop_and_resume_follow_their_marketing_consent() {
     assert_eq!(events.len(), before + 1, "{events:?}");
     assert_eq!(events[before].0, "contact.updated");
     assert_eq!(events[before].1["changedFields"], json!(["optedOut"]));
-    let timeline = org.get(&format!("/contacts/{id}/timeline")).await.ok(200);
-    let consent: Vec<&Value> = timeline["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["type"] == "consent")
-        .collect();
-    assert_eq!(consent.len(), 1, "{timeline}");
+    let consent = timeline_of(&org, &id, "consent").await;
+    assert_eq!(consent.len(), 1, "{consent:?}");
     assert_eq!(consent[0]["optedOut"], true);
     // A redelivered stop changes nothing more; a resume gives it back.
     wa.fake
@@ -225,7 +211,7 @@ async fn an_unsupported_message_from_a_stranger_opens_their_conversation() {
     assert_eq!(all.len(), 1, "{all:?}");
     assert_eq!(all[0]["primaryPhone"], "+16505551234");
     assert_eq!(all[0]["source"], "MESSAGING_APP_A_INBOUND");
-    let id = all[0]["id"].as_str().unwrap().to_owned();
+    let id = all[0].id().to_owned();
     assert_eq!(conversation_contacts(&org).await, [id]);
 }
 
@@ -247,14 +233,9 @@ async fn a_number_change_moves_the_contacts_whatsapp_identity_and_phone() {
     let c = org.get(&format!("/contacts/{id}")).await.ok(200);
     assert_eq!(c["primaryPhone"], "+16505559999", "{c}");
     assert_eq!(whatsapp_ids(&org, &id).await, ["16505559999"]);
-    let timeline = org.get(&format!("/contacts/{id}/timeline")).await.ok(200);
-    let phone = timeline["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["type"] == "phone")
-        .unwrap_or_else(|| panic!("no phone entry: {timeline}"))
-        .clone();
+    let phone = timeline_of(&org, &id, "phone").await;
+    assert_eq!(phone.len(), 1, "{phone:?}");
+    let phone = &phone[0];
     assert_eq!(phone["from"], "+16505551234");
     assert_eq!(phone["to"], "+16505559999");
     let events = org.events().await;

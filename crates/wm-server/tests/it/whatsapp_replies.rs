@@ -4,10 +4,10 @@
 use axum::http::Method;
 use sea_orm::ConnectionTrait;
 use serde_json::{Value, json};
-use wm_fake_graph::{InboundKind, InboundMessage, Posted, ReplyContext, StatusOptions};
+use wm_fake_graph::{InboundKind, Posted, StatusOptions};
 
 use crate::support::{Org, TestApp};
-use crate::whatsapp_kit::{PNID, Wa, campaign, drive, number, people, synced_template};
+use crate::whatsapp_kit::{Wa, campaign, drive, number, people, synced_template};
 
 /// One person, `n` campaigns sent to them (each delivered): the organisation, the
 /// campaign ids, the person's WhatsApp id and the platform's id of each campaign's message.
@@ -41,24 +41,10 @@ async fn delivered(wa: &Wa, n: usize) -> (Org<'_>, Vec<String>, String, Vec<Stri
 
 /// The person answers, quoting `quoted` (a platform message id) when given.
 async fn reply(wa: &Wa, from: &str, quoted: Option<&str>) -> Posted {
-    let posted = wa
-        .fake
-        .post_inbound(InboundMessage {
-            phone_number_id: PNID.into(),
-            from: from.into(),
-            profile_name: Some("Ana".into()),
-            kind: InboundKind::Text {
-                body: "Me interesa".into(),
-            },
-            context: quoted.map(|id| ReplyContext {
-                id: id.into(),
-                from: None,
-            }),
-        })
-        .await
-        .unwrap();
-    assert_eq!(posted.last_status, Some(200));
-    posted
+    let text = InboundKind::Text {
+        body: "Me interesa".into(),
+    };
+    wa.write(from, text, quoted).await
 }
 
 async fn replied(org: &Org<'_>, campaign: &str) -> Value {

@@ -2,6 +2,8 @@
 
 use super::*;
 
+use crate::support::IdOf;
+
 /// The value of the series `name` whose labels include every `k="v"` of `labels`.
 fn series(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     text.lines()
@@ -29,11 +31,11 @@ async fn metrics_move_when_a_campaign_is_sent_and_its_webhook_delivered() {
     let refused = org
         .contact(json!({"primaryPhone": "+5215512340000", "consent": {"given": true}}))
         .await;
-    ids.push(refused["id"].as_str().unwrap().to_owned());
+    ids.push(refused.id().to_owned());
     let opted = org
         .contact(json!({"primaryPhone": "+5215512340001", "consent": {"given": true}}))
         .await;
-    let opted = opted["id"].as_str().unwrap().to_owned();
+    let opted = opted.id().to_owned();
     ids.push(opted.clone());
     let receiver = Receiver::start(&app).await;
     subscribe(&org, &receiver.url, &["campaign.finished"]).await;
@@ -211,7 +213,7 @@ async fn metrics_count_automation_runs_by_result() {
         .contact(json!({"primaryPhone": "+5215512340009", "consent": {"given": true}}))
         .await;
     org.patch(
-        &format!("/contacts/{}", c["id"].as_str().unwrap()),
+        &format!("/contacts/{}", c.id()),
         json!({"lifecycleStageId": customer}),
     )
     .await

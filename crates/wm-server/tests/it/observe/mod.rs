@@ -15,7 +15,7 @@ use wm_server::observe::health::Worker;
 use wm_server::observe::{LogFormat, exporter};
 
 use crate::kit::{campaign_to, contacts, setup, top_up};
-use crate::support::{ADMIN, Resp, TestApp};
+use crate::support::{ADMIN, IdOf, Resp, TestApp};
 use crate::webhooks::{Receiver, subscribe};
 
 /// Log output captured in memory.
@@ -196,7 +196,7 @@ async fn each_request_has_one_log_line_with_its_fields_and_no_secret() {
     let c = org
         .contact(json!({"fullName": secret_name, "primaryPhone": "+14155550177"}))
         .await;
-    let id = c["id"].as_str().unwrap();
+    let id = c.id();
     Captured::refresh();
     let r = with_id_and_key(&app, &format!("/contacts/{id}"), &org.key, "get-1").await;
     assert_eq!(r.status, 200);
