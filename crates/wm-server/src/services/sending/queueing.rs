@@ -3,18 +3,21 @@
 //! what is reserved; the last step refunds what was reserved for recipients that could no
 //! longer be messaged. Consumed by the queue worker (`worker::queue`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+};
 use uuid::Uuid;
+use wm_core::messaging::Ineligible;
 use wm_types::Money;
 use wm_types::campaigns::LedgerKind;
 
 use super::charging::{fail_uncharged, mark_charged};
 use super::pricing::{BatchCost, card_of, category, ineligible_contacts, unqueued};
 use crate::db::Db;
-use crate::db::entities::campaign;
+use crate::db::entities::{campaign, recipient};
 use crate::services::wallet;
 
 /// Recorded on a recipient the balance no longer covered when its step was queued.
@@ -54,71 +57,97 @@ pub async fn queue_step(db: &Db, step: u64, now: i64) -> Result<Option<u64>, DbE
         crate::db::stored::json_opt("campaigns.open_prices", c.id, c.open_prices.as_deref());
     let card = card_of(&*txn, c.organization_id).await?;
     let cat = category(&*txn, &c).await?;
-    let mut covered = u64::try_from(c.open_covered).unwrap_or(0);
-    let mut open = c.open_charge_micros.unwrap_or(0);
-    let mut batch = BatchCost::default();
-    // Recipients the reserve no longer pays for: a contact that could not be messaged when
-    // the batch was charged (so was not charged for) and may be again now.
-    let mut over = BatchCost::default();
-    for r in &chunk {
-        if let Some(why) = blocked.get(&r.contact_id) {
-            batch.ineligible.push((r.id, *why));
-            continue;
-        }
-        // A market the charge did not price (its only recipients could not be messaged
-        // then) is priced from the card now.
-        let Some(price) = r.market.as_deref().and_then(|m| {
-            prices
-                .get(m)
-                .copied()
-                .or_else(|| Some(card.market(m)?.price(cat).0))
-        }) else {
-            batch.unpriceable.push(r.id);
-            continue;
-        };
-        let price = &price;
-        if covered > 0 {
-            covered -= 1;
-            batch.priced.push((r.id, 0, true));
-        } else if *price <= open {
-            open -= price;
-            batch.total.0 += price;
-            batch.priced.push((r.id, *price, false));
-        } else {
-            over.total.0 += price;
-            over.priced.push((r.id, *price, false));
-        }
-    }
-    if !over.priced.is_empty() {
-        let what = format!("Campaign \"{}\": {} messages", c.name, over.priced.len());
-        if wallet::charge(&*txn, c.organization_id, over.total, Some(c.id), &what, now).await? {
-            batch.priced.append(&mut over.priced);
-        } else {
-            let ids: Vec<Uuid> = over.priced.iter().map(|(id, _, _)| *id).collect();
-            fail_uncharged(&*txn, &ids, UNPAID, now).await?;
-        }
-    }
+    // A market the charge did not price (its only recipients could not be messaged then)
+    // is priced from the card now.
+    let price_of = |market: &str| {
+        prices
+            .get(market)
+            .copied()
+            .or_else(|| Some(card.market(market)?.price(cat).0))
+    };
+    let mut reserve = Reserve {
+        covered: u64::try_from(c.open_covered).unwrap_or(0),
+        open: c.open_charge_micros.unwrap_or(0),
+    };
+    let (mut batch, over) = reserve.take(&chunk, &blocked, price_of);
+    charge_over(&*txn, &c, over, &mut batch, now).await?;
     mark_charged(&*txn, &batch, now).await?;
     let done = (chunk.len() as u64) < step;
-    let mut upd = campaign::Entity::update_many().filter(campaign::Column::Id.eq(c.id));
-    if done {
-        let left = Money(open);
-        let what = format!(
-            "Campaign \"{}\": reserved for recipients that could no longer be messaged",
-            c.name
-        );
-        wallet::credit(
-            &*txn,
-            c.organization_id,
-            LedgerKind::Refund,
-            left,
-            Some(c.id),
-            &what,
-            now,
-        )
-        .await?;
-        upd = upd
-            .col_expr(
+    reserve.keep_or_close(&*txn, &c, done, now).await?;
+    txn.commit().await?;
+    Ok(Some(chunk.len() as u64))
+}
+
+/// What is left of a campaign's reserve: messages the allowance covers, and money.
+struct Reserve {
+    covered: u64,
+    open: i64,
+}
+
+impl Reserve {
+    /// Splits a step's recipients: those the reserve pays for (covered first, then money),
+    /// those who fail uncharged (no market, or a contact that may not be messaged), and
+    /// those it no longer pays for (`over`: a contact that could not be messaged when the
+    /// batch was charged, so was not charged for, and may be again now).
+    fn take(
+        &mut self,
+        chunk: &[recipient::Model],
+        blocked: &HashMap<Uuid, Ineligible>,
+        price_of: impl Fn(&str) -> Option<i64>,
+    ) -> (BatchCost, BatchCost) {
+        let (mut batch, mut over) = (BatchCost::default(), BatchCost::default());
+        for r in chunk {
+            if let Some(why) = blocked.get(&r.contact_id) {
+                batch.ineligible.push((r.id, *why));
+                continue;
+            }
+            let Some(price) = r.market.as_deref().and_then(&price_of) else {
+                batch.unpriceable.push(r.id);
+                continue;
+            };
+            if self.covered > 0 {
+                self.covered -= 1;
+                batch.priced.push((r.id, 0, true));
+            } else if price <= self.open {
+                self.open -= price;
+                batch.total.0 += price;
+                batch.priced.push((r.id, price, false));
+            } else {
+                over.total.0 += price;
+                over.priced.push((r.id, price, false));
+            }
+        }
+        (batch, over)
+    }
+
+    /// Carries the reserve to the next step, or, after the last one, closes it and refunds
+    /// what is left (what was reserved for recipients that could no longer be messaged).
+    async fn keep_or_close(
+        &self,
+        conn: &impl ConnectionTrait,
+        c: &campaign::Model,
+        done: bool,
+        now: i64,
+    ) -> Result<(), DbErr> {
+        let upd = campaign::Entity::update_many().filter(campaign::Column::Id.eq(c.id));
+        let upd = if done {
+            let what = format!(
+                "Campaign \"{}\": reserved for recipients that could no longer be messaged",
+                c.name
+            );
+            let left = Money(self.open);
+            let refund = LedgerKind::Refund;
+            wallet::credit(
+                conn,
+                c.organization_id,
+                refund,
+                left,
+                Some(c.id),
+                &what,
+                now,
+            )
+            .await?;
+            upd.col_expr(
                 campaign::Column::OpenChargeMicros,
                 Expr::val(Option::<i64>::None),
             )
@@ -126,16 +155,37 @@ pub async fn queue_step(db: &Db, step: u64, now: i64) -> Result<Option<u64>, DbE
             .col_expr(
                 campaign::Column::OpenPrices,
                 Expr::val(Option::<String>::None),
-            );
-    } else {
-        upd = upd
-            .col_expr(campaign::Column::OpenChargeMicros, Expr::val(open))
-            .col_expr(
-                campaign::Column::OpenCovered,
-                Expr::val(i32::try_from(covered).unwrap_or(i32::MAX)),
-            );
+            )
+        } else {
+            upd.col_expr(campaign::Column::OpenChargeMicros, Expr::val(self.open))
+                .col_expr(
+                    campaign::Column::OpenCovered,
+                    Expr::val(i32::try_from(self.covered).unwrap_or(i32::MAX)),
+                )
+        };
+        upd.exec(conn).await?;
+        Ok(())
     }
-    upd.exec(&*txn).await?;
-    txn.commit().await?;
-    Ok(Some(chunk.len() as u64))
+}
+
+/// Charges the recipients the reserve no longer pays for, if the balance covers them (they
+/// join `batch`), else fails them uncharged.
+async fn charge_over(
+    conn: &impl ConnectionTrait,
+    c: &campaign::Model,
+    mut over: BatchCost,
+    batch: &mut BatchCost,
+    now: i64,
+) -> Result<(), DbErr> {
+    if over.priced.is_empty() {
+        return Ok(());
+    }
+    let what = format!("Campaign \"{}\": {} messages", c.name, over.priced.len());
+    if wallet::charge(conn, c.organization_id, over.total, Some(c.id), &what, now).await? {
+        batch.priced.append(&mut over.priced);
+    } else {
+        let ids: Vec<Uuid> = over.priced.iter().map(|(id, _, _)| *id).collect();
+        fail_uncharged(conn, &ids, UNPAID, now).await?;
+    }
+    Ok(())
 }
