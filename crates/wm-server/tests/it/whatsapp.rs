@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 
-use axum::http::Method;
 use serde_json::json;
 use wm_fake_graph::{AttemptOutcome, Delivery, Injection, StatusOptions};
 
@@ -54,13 +53,7 @@ async fn a_thousand_recipients_go_out_exactly_once_through_bursts_and_refusals()
     }
     let id = campaign(&org, &number_id, &tpl, &ids).await;
     let price = org.price_of_one(&id).await;
-    org.admin(
-        Method::POST,
-        "/wallet/top-ups",
-        Some(json!({"amount": 1000.0})),
-    )
-    .await
-    .ok(201);
+    crate::kit::top_up(&org, 1000.0).await;
     org.post(&format!("/campaigns/{id}/send"), json!({}))
         .await
         .ok(200);
@@ -249,13 +242,7 @@ async fn a_contact_without_the_variable_field_fails_before_the_call_and_is_refun
     .await
     .ok(200);
     let price = org.price_of_one(&id).await;
-    org.admin(
-        Method::POST,
-        "/wallet/top-ups",
-        Some(json!({"amount": 10.0})),
-    )
-    .await
-    .ok(201);
+    crate::kit::top_up(&org, 10.0).await;
     org.post(&format!("/campaigns/{id}/send"), json!({}))
         .await
         .ok(200);

@@ -7,7 +7,6 @@ use axum::http::Method;
 use serde_json::json;
 use wm_fake_graph::{
     InboundKind, InboundMessage, ReplyContext, StatusOptions, TemplateSpec, TemplateStatus,
-    TemplateStatusUpdate,
 };
 
 use crate::support::WA_VERIFY;
@@ -99,13 +98,7 @@ async fn inbound_messages_open_conversations_and_replies_mark_the_quoted_message
     // Two campaigns to the first person: the reply quotes the older message.
     let first = campaign(&org, &number_id, &tpl, &ids[..1]).await;
     let second = campaign(&org, &number_id, &tpl, &ids[..1]).await;
-    org.admin(
-        Method::POST,
-        "/wallet/top-ups",
-        Some(json!({"amount": 10.0})),
-    )
-    .await
-    .ok(201);
+    crate::kit::top_up(&org, 10.0).await;
     for c in [&first, &second] {
         org.post(&format!("/campaigns/{c}/send"), json!({}))
             .await
@@ -188,20 +181,7 @@ async fn a_template_paused_at_the_platform_pauses_its_sending_campaign() {
     .await
     .ok(200);
     wa.app.send_pass().await;
-    let posted = wa
-        .fake
-        .post_template_status_update(TemplateStatusUpdate {
-            waba_id: WABA.into(),
-            name: "promo".into(),
-            language: "es_MX".into(),
-            event: "PAUSED".into(),
-            reason: Some("LOW_QUALITY".into()),
-            apply: true,
-        })
-        .await
-        .unwrap();
-    assert_eq!(posted.last_status, Some(200));
-    wa.settle().await;
+    wa.template_event("PAUSED", Some("LOW_QUALITY"), true).await;
     let c = org.get(&format!("/campaigns/{id}")).await.ok(200);
     assert_eq!(c["status"], "PAUSED");
     assert_eq!(c["stopReason"], "TEMPLATE_PAUSED");

@@ -95,6 +95,26 @@ impl Wa {
         posted
     }
 
+    /// The platform posts a `message_template_status_update` for the template `promo`
+    /// (`apply`: the fake's own template takes the status too, so it refuses sends), then
+    /// it is applied.
+    pub async fn template_event(&self, event: &str, reason: Option<&str>, apply: bool) {
+        let posted = self
+            .fake
+            .post_template_status_update(wm_fake_graph::TemplateStatusUpdate {
+                waba_id: WABA.into(),
+                name: "promo".into(),
+                language: "es_MX".into(),
+                event: event.into(),
+                reason: reason.map(str::to_owned),
+                apply,
+            })
+            .await
+            .expect("post a template status update");
+        assert_eq!(posted.last_status, Some(200));
+        self.settle().await;
+    }
+
     /// Lets the fake's webhooks land and be applied (by the intake's own task or here).
     pub async fn settle(&self) {
         use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
@@ -209,6 +229,16 @@ pub struct Ready<'a> {
     pub campaign: String,
 }
 
+impl Ready<'_> {
+    /// `POST /campaigns/{id}/send` now.
+    pub async fn send(&self) {
+        self.org
+            .post(&format!("/campaigns/{}/send", self.campaign), json!({}))
+            .await
+            .ok(200);
+    }
+}
+
 pub async fn ready(wa: &Wa, n: usize, top_up: f64) -> Ready<'_> {
     wa.template("promo", "Hola {{1}}");
     let org = wa.app.org().await;
@@ -217,13 +247,7 @@ pub async fn ready(wa: &Wa, n: usize, top_up: f64) -> Ready<'_> {
     let people = people(&org, n).await;
     let ids: Vec<String> = people.iter().map(|(id, _)| id.clone()).collect();
     let campaign = campaign(&org, &number, &tpl, &ids).await;
-    org.admin(
-        Method::POST,
-        "/wallet/top-ups",
-        Some(json!({"amount": top_up})),
-    )
-    .await
-    .ok(201);
+    crate::kit::top_up(&org, top_up).await;
     Ready {
         org,
         number,

@@ -1,7 +1,6 @@
 //! Replies through the platform's webhooks: a reply credits the message it quotes and no
 //! other, and an inbound message whose application fails is neither lost nor applied twice.
 
-use axum::http::Method;
 use sea_orm::ConnectionTrait;
 use serde_json::{Value, json};
 use wm_fake_graph::{InboundKind, Posted, StatusOptions};
@@ -17,13 +16,7 @@ async fn delivered(wa: &Wa, n: usize) -> (Org<'_>, Vec<String>, String, Vec<Stri
     let number_id = number(&org).await;
     let tpl = synced_template(&org, "promo").await;
     let person = people(&org, 1).await.remove(0);
-    org.admin(
-        Method::POST,
-        "/wallet/top-ups",
-        Some(json!({"amount": 10.0})),
-    )
-    .await
-    .ok(201);
+    crate::kit::top_up(&org, 10.0).await;
     let mut campaigns = Vec::new();
     for _ in 0..n {
         let id = campaign(&org, &number_id, &tpl, std::slice::from_ref(&person.0)).await;

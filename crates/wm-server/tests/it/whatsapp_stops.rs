@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use axum::http::Method;
 use serde_json::{Value, json};
-use wm_fake_graph::{AttemptOutcome, NumberSpec, StatusOptions, TemplateStatusUpdate};
+use wm_fake_graph::{AttemptOutcome, NumberSpec, StatusOptions};
 use wm_server::worker::dispatch::SEND_CONCURRENCY;
 
 use crate::support::ledger;
@@ -41,10 +41,7 @@ async fn an_expired_token_stops_the_chunk_at_once_and_pauses_the_campaign() {
     let wa = Wa::start(StatusOptions::default()).await;
     let r = ready(&wa, 200, 100.0).await;
     let id = &r.campaign;
-    r.org
-        .post(&format!("/campaigns/{id}/send"), json!({}))
-        .await
-        .ok(200);
+    r.send().await;
     assert!(wa.fake.expire_token(PNID));
     let out = wa.app.send_pass().await;
     assert_eq!(out.sent, 0);
@@ -91,10 +88,7 @@ async fn a_throughput_limit_stops_the_chunk_and_the_campaign_backs_off() {
     let wa = Wa::start(StatusOptions::default()).await;
     let r = ready(&wa, 200, 100.0).await;
     let id = &r.campaign;
-    r.org
-        .post(&format!("/campaigns/{id}/send"), json!({}))
-        .await
-        .ok(200);
+    r.send().await;
     // The number is over its throughput until further notice.
     assert!(wa.fake.throttle_next(PNID, 100_000, 130_429));
     let out = wa.app.send_pass().await;
@@ -132,10 +126,7 @@ enum Pause {
 async fn paused_mid_send(wa: &Wa, pause: Pause) -> Value {
     let r = ready(wa, 40, 100.0).await;
     let id = &r.campaign;
-    r.org
-        .post(&format!("/campaigns/{id}/send"), json!({}))
-        .await
-        .ok(200);
+    r.send().await;
     let state = wa.app.state.clone();
     let pass = tokio::spawn(async move {
         wm_server::worker::campaigns::CampaignWorker::new(state)
@@ -150,23 +141,8 @@ async fn paused_mid_send(wa: &Wa, pause: Pause) -> Value {
     }
     assert!(wa.fake.attempts().len() >= 3, "the send did not start");
     match pause {
-        Pause::TemplateWebhook => {
-            let posted = wa
-                .fake
-                .post_template_status_update(TemplateStatusUpdate {
-                    waba_id: WABA.into(),
-                    name: "promo".into(),
-                    language: "es_MX".into(),
-                    event: "PAUSED".into(),
-                    reason: None,
-                    // The platform has not refused a send yet: the webhook alone stops it.
-                    apply: false,
-                })
-                .await
-                .unwrap();
-            assert_eq!(posted.last_status, Some(200));
-            wa.settle().await;
-        }
+        // The platform has not refused a send yet: the webhook alone stops it.
+        Pause::TemplateWebhook => wa.template_event("PAUSED", None, false).await,
         Pause::User => {
             r.org
                 .post(&format!("/campaigns/{id}/pause"), json!({}))

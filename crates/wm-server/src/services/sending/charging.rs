@@ -28,7 +28,9 @@ use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Que
 use uuid::Uuid;
 use wm_types::enums::RecipientStatus;
 
-use super::pricing::{BatchCost, Priced, UNPRICEABLE, price_all, price_next_batch, use_allowance};
+use super::pricing::{
+    BatchCost, Priced, UNPRICEABLE, large_batch, price_all, price_next_batch, use_allowance,
+};
 use crate::db::entities::{campaign, recipient};
 use crate::services::wallet;
 
@@ -69,9 +71,8 @@ pub async fn charge_batch(
     step: u64,
     now: i64,
 ) -> Result<super::Charge, DbErr> {
-    match prepared {
-        Some(p) if p.rev == c.audience_rev => reserve(conn, c, p, now).await,
-        Some(_) => reserve(conn, c, &price_all(conn, c, step, now).await?, now).await,
+    match large_batch(conn, c, prepared, step, now).await? {
+        Some(p) => reserve(conn, c, &p, now).await,
         None => charge_next_batch(conn, c, limit, now).await,
     }
 }

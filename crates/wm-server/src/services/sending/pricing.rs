@@ -418,9 +418,26 @@ pub async fn next_cost(
     step: u64,
     now: i64,
 ) -> Result<Money, DbErr> {
-    Ok(match prepared {
-        Some(p) if p.rev == c.audience_rev => p.total,
-        Some(_) => price_all(conn, c, step, now).await?.total,
+    Ok(match large_batch(conn, c, prepared, step, now).await? {
+        Some(p) => p.total,
         None => price_next_batch(conn, c, limit, now).await?.1.total,
+    })
+}
+
+/// The large batch a charge takes: the price prepared before the transaction while the
+/// audience is as it was then, else priced again now (`c` read in the caller's
+/// transaction); `None` for a batch small enough to price inside the transaction.
+pub async fn large_batch<'a>(
+    conn: &impl ConnectionTrait,
+    c: &campaign::Model,
+    prepared: Option<&'a Priced>,
+    step: u64,
+    now: i64,
+) -> Result<Option<std::borrow::Cow<'a, Priced>>, DbErr> {
+    use std::borrow::Cow;
+    Ok(match prepared {
+        Some(p) if p.rev == c.audience_rev => Some(Cow::Borrowed(p)),
+        Some(_) => Some(Cow::Owned(price_all(conn, c, step, now).await?)),
+        None => None,
     })
 }
