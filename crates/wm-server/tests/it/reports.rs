@@ -205,6 +205,5 @@ async fn every_report_adds_up_to_what_happened() {
     let r = app
         .call(Method::GET, "/reports/team", Some(&no_scope), None)
         .await;
-    r.assert_error(403, Some("API_KEY_SCOPE_MISSING"));
-    assert!(r.body["message"].as_str().unwrap().contains("reports:read"));
+    r.assert_scope_missing("reports:read");
 }

@@ -78,6 +78,14 @@ impl Resp {
         assert!(self.body["message"].is_string(), "{:?}", self.body);
     }
 
+    /// A 403 `API_KEY_SCOPE_MISSING` whose message names `scope`.
+    #[track_caller]
+    pub fn assert_scope_missing(&self, scope: &str) {
+        self.assert_error(403, Some("API_KEY_SCOPE_MISSING"));
+        let message = self.body["message"].as_str().unwrap_or_default();
+        assert!(message.contains(scope), "{scope}: {message}");
+    }
+
     #[track_caller]
     pub fn ok(self, status: u16) -> Value {
         assert_eq!(self.status.as_u16(), status, "{:?}", self.body);
