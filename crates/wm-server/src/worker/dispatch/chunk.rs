@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
+use sea_orm::{EntityTrait, QuerySelect};
 use tracing::Instrument;
 use uuid::Uuid;
 use wm_core::messaging::messageable;
@@ -127,13 +127,8 @@ pub(super) async fn send(
     batch: Vec<recipient::Model>,
 ) -> anyhow::Result<Vec<Result1>> {
     let ids: Vec<Uuid> = batch.iter().map(|r| r.contact_id).collect();
-    let contacts: HashMap<Uuid, contact::Model> = contact::Entity::find()
-        .filter(contact::Column::Id.is_in(ids))
-        .all(&state.db.conn)
-        .await?
-        .into_iter()
-        .map(|k| (k.id, k))
-        .collect();
+    let contacts: HashMap<Uuid, contact::Model> =
+        crate::db::by_id::<contact::Entity>(&state.db.conn, ids, |k| k.id).await?;
     let sender = Sender {
         id: ctx.sender.id,
         own_mps: ctx.own_mps,

@@ -215,13 +215,8 @@ impl WebhookWorker {
         let mut hook_ids: Vec<Uuid> = due.iter().map(|d| d.webhook_id).collect();
         hook_ids.sort_unstable();
         hook_ids.dedup();
-        let hooks: HashMap<Uuid, webhook::Model> = webhook::Entity::find()
-            .filter(webhook::Column::Id.is_in(hook_ids))
-            .all(&*txn)
-            .await?
-            .into_iter()
-            .map(|w| (w.id, w))
-            .collect();
+        let hooks: HashMap<Uuid, webhook::Model> =
+            crate::db::by_id::<webhook::Entity>(&*txn, hook_ids, |w| w.id).await?;
         txn.commit().await?;
         Ok(due
             .into_iter()
