@@ -1,4 +1,7 @@
-//! Campaign and recipient queries shared by the API and the sending worker.
+//! Campaign and recipient queries shared by the API and the sending worker; the list's
+//! filters, tabs and page are in [`list`].
+
+pub mod list;
 
 use std::collections::HashMap;
 
