@@ -9,8 +9,8 @@
 
 use sea_orm::sea_query::Query;
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DbBackend, EntityTrait, FromQueryResult,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+    ColumnTrait, Condition, ConnectionTrait, EntityTrait, FromQueryResult, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
 use wm_types::common::PageMeta;
@@ -22,79 +22,13 @@ use wm_types::enums::{ChannelType, ConversationStatus};
 
 use crate::auth::AuthContext;
 use crate::db::Unique;
-use crate::db::contacts::filter::{search_terms, trigram_query};
-use crate::db::entities::{contact, conversation, organization};
+use crate::db::conversations::list;
+use crate::db::entities::{conversation, organization};
 use crate::db::tallies::{self, Dim, bucket_key, conversation_key};
-use crate::db::tenant::org_guard;
 use crate::error::ApiResult;
 use crate::state::AppState;
 
 use super::{active_types, on_types, views};
-
-/// The filters of the query other than the tab, on the conversations of active channels
-/// (`base`).
-fn filters(
-    backend: DbBackend,
-    base: Condition,
-    org: Uuid,
-    q: &ListConversationsQuery,
-) -> Condition {
-    let mut c = base;
-    if let Some(s) = q.status {
-        c = c.add(conversation::Column::Status.eq(s));
-    }
-    if let Some(id) = q.channel_id {
-        c = c.add(conversation::Column::ChannelId.eq(id));
-    }
-    if let Some(t) = q.channel_type {
-        c = c.add(conversation::Column::ChannelType.eq(t));
-    }
-    if let Some(id) = q.contact_id {
-        c = c.add(conversation::Column::ContactId.eq(id));
-    }
-    if let Some(id) = q.assigned_to_user_id {
-        c = c.add(conversation::Column::AssignedToUserId.eq(id));
-    }
-    if let Some(text) = search(q) {
-        // SQLite finds the contacts through its trigram index (three characters or more),
-        // which the organisation then only guards.
-        let fts = backend == DbBackend::Sqlite && trigram_query(text).is_some();
-        let mut found = Query::select();
-        found
-            .column(contact::Column::Id)
-            .from(contact::Entity)
-            .and_where(if fts {
-                org_guard::<contact::Entity>(backend, org)
-            } else {
-                contact::Column::OrganizationId.eq(org)
-            });
-        for t in search_terms(fts, text) {
-            found.and_where(t);
-        }
-        c = c.add(conversation::Column::ContactId.in_subquery(found));
-    }
-    c
-}
-
-fn search(q: &ListConversationsQuery) -> Option<&str> {
-    q.q.as_deref().map(str::trim).filter(|t| !t.is_empty())
-}
-
-fn tab(filter: ConversationFilter, me: Uuid) -> Condition {
-    let resolved = ConversationStatus::Resolved;
-    match filter {
-        ConversationFilter::Unassigned => Condition::all()
-            .add(conversation::Column::Status.ne(resolved))
-            .add(conversation::Column::AssignedToUserId.is_null()),
-        ConversationFilter::Mine => {
-            Condition::all().add(conversation::Column::AssignedToUserId.eq(me))
-        }
-        ConversationFilter::Resolved => {
-            Condition::all().add(conversation::Column::Status.eq(resolved))
-        }
-        ConversationFilter::All => Condition::all(),
-    }
-}
 
 /// Conversations of one channel type, channel, status and assignee.
 #[derive(Debug)]
@@ -209,10 +143,10 @@ pub async fn list(
     let offset = crate::db::offset(page, page_size);
     let at = usize::try_from(offset).unwrap_or(usize::MAX);
     let n = usize::try_from(page_size).unwrap_or(usize::MAX);
-    let (tabs, ids) = if q.contact_id.is_some() || search(q).is_some() {
+    let (tabs, ids) = if q.contact_id.is_some() || list::search(q).is_some() {
         // A contact's conversations, or a search's: few, read once for both the tabs and
         // the page.
-        let base = filters(backend, on_types(backend, org, only, true), org, q);
+        let base = list::filters(backend, on_types(backend, org, only, true), org, q);
         let q_light = Query::select()
             .columns([
                 conversation::Column::Id,
@@ -235,14 +169,14 @@ pub async fn list(
         (tabs_of(&groups, q, me), ids)
     } else {
         let tabs = tabs_of(&everyone, q, me);
-        let base = filters(backend, on_types(backend, org, only, false), org, q);
+        let base = list::filters(backend, on_types(backend, org, only, false), org, q);
         let ids: Vec<Uuid> = if offset >= tab_total(&tabs, filter) {
             Vec::new()
         } else {
             conversation::Entity::find()
                 .select_only()
                 .column(conversation::Column::Id)
-                .filter(base.add(tab(filter, me)))
+                .filter(base.add(list::tab(filter, me)))
                 .order_by_desc(conversation::Column::UpdatedAt)
                 .order_by_desc(conversation::Column::Id)
                 .offset(offset)

@@ -1,4 +1,7 @@
-//! Conversation queries shared by contacts and the inbox.
+//! Conversation queries shared by contacts and the inbox; the inbox list's filters and
+//! tabs are in [`list`].
+
+pub mod list;
 
 use std::collections::HashMap;
 
