@@ -1,6 +1,7 @@
-//! Charging a batch: [`charge`] is the one entry. A batch small enough for one transaction
-//! is priced, charged and queued in the caller's transaction ([`charge_next_batch`]); one too
-//! large for it (see below) is reserved and queued step by step.
+//! Charging a batch: [`charge_batch`] is the one entry, given the batch
+//! [`super::price_batch`] priced. A batch small enough for one transaction is charged and
+//! queued in the caller's transaction ([`charge_cost`]); one too large for it (see below) is
+//! reserved and queued step by step.
 //!
 //! Batches too large for one transaction: a `now` send (or the scheduled start, or a resume)
 //! of a campaign with more than [`Settings::charge_step`](crate::state::Settings) pending
@@ -28,9 +29,7 @@ use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Que
 use uuid::Uuid;
 use wm_types::enums::RecipientStatus;
 
-use super::pricing::{
-    BatchCost, Priced, UNPRICEABLE, large_batch, price_all, price_next_batch, use_allowance,
-};
+use super::pricing::{BatchCost, NextBatch, Priced, UNPRICEABLE, price_all, use_allowance};
 use crate::db::entities::{campaign, recipient};
 use crate::services::wallet;
 
@@ -60,20 +59,17 @@ pub enum Charge {
     Insufficient,
 }
 
-/// Charges the next batch in the caller's transaction: a prepared large batch as
-/// [`reserve`] does (priced again, in the transaction, if its audience changed since), a
-/// small one as [`super::charge_next_batch`] does.
+/// Charges a priced batch in the caller's transaction: a large one as [`reserve`] does, a
+/// small one as [`charge_cost`] does.
 pub async fn charge_batch(
     conn: &impl ConnectionTrait,
     c: &campaign::Model,
-    limit: Option<u64>,
-    prepared: Option<&Priced>,
-    step: u64,
+    batch: &NextBatch<'_>,
     now: i64,
-) -> Result<super::Charge, DbErr> {
-    match large_batch(conn, c, prepared, step, now).await? {
-        Some(p) => reserve(conn, c, &p, now).await,
-        None => charge_next_batch(conn, c, limit, now).await,
+) -> Result<Charge, DbErr> {
+    match batch {
+        NextBatch::Large(p) => reserve(conn, c, p, now).await,
+        NextBatch::Small(cost) => charge_cost(conn, c, cost, now).await,
     }
 }
 
@@ -155,13 +151,12 @@ pub async fn reserve(
 }
 
 /// Charges the next batch and marks it queued, in the caller's transaction.
-pub async fn charge_next_batch(
+async fn charge_cost(
     conn: &impl ConnectionTrait,
     c: &campaign::Model,
-    limit: Option<u64>,
+    cost: &BatchCost,
     now: i64,
 ) -> Result<Charge, DbErr> {
-    let (_, cost) = price_next_batch(conn, c, limit, now).await?;
     let what = format!("Campaign \"{}\": {} messages", c.name, cost.priced.len());
     if !wallet::charge(conn, c.organization_id, cost.total, Some(c.id), &what, now).await? {
         crate::observe::metrics::campaign_batch(false);
@@ -169,7 +164,7 @@ pub async fn charge_next_batch(
         return Ok(Charge::Insufficient);
     }
     use_allowance(conn, c.organization_id, now, cost.covered).await?;
-    mark_charged(conn, &cost, now).await?;
+    mark_charged(conn, cost, now).await?;
     crate::observe::metrics::campaign_batch(true);
     tracing::info!(
         campaign_id = %c.id,

@@ -14,7 +14,7 @@ use wm_types::enums::RecipientStatus;
 use wm_types::events::{CampaignFinishedData, EventKind};
 
 use super::charging::{Charge, charge_batch};
-use super::pricing::{Priced, next_cost};
+use super::pricing::{Priced, price_batch};
 use crate::db::entities::{campaign, recipient};
 use crate::db::outbox;
 use crate::services::wallet;
@@ -61,18 +61,22 @@ pub async fn charge_and_transition(
     columns: impl FnOnce(UpdateMany<campaign::Entity>, &Transition) -> UpdateMany<campaign::Entity>,
     now: i64,
 ) -> Result<Outcome, DbErr> {
-    facts.balance_covers_next_batch = batch.paid || {
-        let cost = next_cost(conn, c, batch.limit, batch.prepared, batch.step, now).await?;
-        wallet::balance(conn, c.organization_id).await?.0 >= cost.0
+    // Priced once, for the balance check and the charge.
+    let priced = if batch.paid {
+        None
+    } else {
+        Some(price_batch(conn, c, batch.limit, batch.prepared, batch.step, now).await?)
+    };
+    facts.balance_covers_next_batch = match &priced {
+        None => true,
+        Some(p) => wallet::balance(conn, c.organization_id).await?.0 >= p.total().0,
     };
     let t = match transition(c.status, action, &facts) {
         Ok(t) => t,
         Err(e) => return Ok(Outcome::Refused(e)),
     };
-    if t.send_batch_now
-        && !batch.paid
-        && charge_batch(conn, c, batch.limit, batch.prepared, batch.step, now).await?
-            == Charge::Insufficient
+    if let Some(p) = priced.as_ref().filter(|_| t.send_batch_now)
+        && charge_batch(conn, c, p, now).await? == Charge::Insufficient
     {
         return Ok(Outcome::Short);
     }

@@ -29,8 +29,8 @@ pub use lifecycle::{
     Batch, Outcome, apply, charge_and_transition, complete_if_done, has_pending, transition_update,
 };
 pub use pricing::{
-    BatchCost, Priced, READ_STEP, UNPRICEABLE, allowance_used, card_of, category, cost,
-    ineligible_contacts, month_of, next_batch, next_cost, price_all, price_next_batch, rate_card,
+    BatchCost, NextBatch, Priced, READ_STEP, UNPRICEABLE, allowance_used, card_of, category, cost,
+    ineligible_contacts, month_of, next_batch, price_all, price_batch, price_next_batch, rate_card,
 };
 pub use queueing::{UNPAID, queue_step};
 pub use receipts::mark_replied;

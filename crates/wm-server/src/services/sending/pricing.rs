@@ -408,26 +408,46 @@ pub async fn price_all(
     Ok(p)
 }
 
-/// What the next batch costs, for the balance check before a charge: the prepared price if
-/// the audience has not changed since (`c` read in the caller's transaction).
-pub async fn next_cost(
+/// The next batch, priced in the caller's transaction once, for both the balance check
+/// and the charge.
+#[derive(Debug)]
+pub enum NextBatch<'a> {
+    /// A large batch, reserved whole and queued step by step.
+    Large(std::borrow::Cow<'a, Priced>),
+    /// A batch read whole, charged and queued in the transaction.
+    Small(BatchCost),
+}
+
+impl NextBatch<'_> {
+    /// What it costs.
+    pub fn total(&self) -> Money {
+        match self {
+            NextBatch::Large(p) => p.total,
+            NextBatch::Small(cost) => cost.total,
+        }
+    }
+}
+
+/// Prices the campaign's next batch (`c` read in the caller's transaction): the prepared
+/// price of a large one while its audience is as it was, else priced now.
+pub async fn price_batch<'a>(
     conn: &impl ConnectionTrait,
     c: &campaign::Model,
     limit: Option<u64>,
-    prepared: Option<&Priced>,
+    prepared: Option<&'a Priced>,
     step: u64,
     now: i64,
-) -> Result<Money, DbErr> {
+) -> Result<NextBatch<'a>, DbErr> {
     Ok(match large_batch(conn, c, prepared, step, now).await? {
-        Some(p) => p.total,
-        None => price_next_batch(conn, c, limit, now).await?.1.total,
+        Some(p) => NextBatch::Large(p),
+        None => NextBatch::Small(price_next_batch(conn, c, limit, now).await?.1),
     })
 }
 
 /// The large batch a charge takes: the price prepared before the transaction while the
 /// audience is as it was then, else priced again now (`c` read in the caller's
 /// transaction); `None` for a batch small enough to price inside the transaction.
-pub async fn large_batch<'a>(
+async fn large_batch<'a>(
     conn: &impl ConnectionTrait,
     c: &campaign::Model,
     prepared: Option<&'a Priced>,

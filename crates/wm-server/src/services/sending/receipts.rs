@@ -189,8 +189,18 @@ async fn apply_to(
         .await?
         .rows_affected
         > 0;
+    settled(conn, r, u, moved).await
+}
+
+/// What a status did to `r`; one that did not move it (already further along, e.g.
+/// `delivered` before `sent`) still leaves the platform's message id on it.
+async fn settled(
+    conn: &impl ConnectionTrait,
+    r: &recipient::Model,
+    u: &StatusUpdate,
+    moved: bool,
+) -> Result<Applied, DbErr> {
     if !moved && r.provider_message_id.is_none() {
-        // Already further along (e.g. `delivered` before `sent`): keep the message id.
         remember_message_id(conn, r.id, &u.provider_message_id).await?;
     }
     Ok(if moved {
@@ -237,14 +247,7 @@ async fn fail(
     if moved && u.opt_out {
         opt_out_contact(conn, r, &reason, at).await?;
     }
-    if !moved && r.provider_message_id.is_none() {
-        remember_message_id(conn, r.id, &u.provider_message_id).await?;
-    }
-    Ok(if moved {
-        Applied::Moved
-    } else {
-        Applied::Unchanged
-    })
+    settled(conn, r, u, moved).await
 }
 
 /// Fails a recipient that is PENDING or SENT and refunds what it was charged; `false` when
