@@ -34,7 +34,7 @@ pub struct Settings {
     /// WhatsApp Cloud API settings.
     pub whatsapp: WhatsAppSettings,
     /// Recipients per step of a campaign batch too large for one transaction: read per
-    /// step when priced, queued per step after the charge (`services::charges`).
+    /// step when priced, queued per step after the charge (`services::sending::queueing`).
     pub charge_step: u64,
     /// Contacts read, and recipients written, per step of `POST /campaigns/{id}/recipients`:
     /// each step is one short write transaction, so a million contacts neither sit in

@@ -29,7 +29,7 @@ pub struct Model {
     pub created_at: i64,
     pub updated_at: i64,
     /// What a large batch's charge reserved and has not yet queued (micro-units); `None`
-    /// when no such charge is open (`services::charges`).
+    /// when no such charge is open (`services::sending::queueing`).
     pub open_charge_micros: Option<i64>,
     /// Recipients of the open charge still to queue as covered by the allowance.
     pub open_covered: i32,

@@ -1,5 +1,5 @@
 //! Schema migrations, run at start-up (and by every test on its fresh database). A
-//! migration that has landed is never edited ([`frozen`] checks it): a schema change is a
+//! migration that has landed is never edited (the `frozen` test checks it): a schema change is a
 //! new migration.
 
 use sea_orm_migration::prelude::*;

@@ -8,13 +8,13 @@
 //! recipients.
 //!
 //! 1. **Priced outside the writer** ([`price_all`]): the recipients are read a step at a
-//!    time and priced exactly as [`cost`] prices a batch (market, allowance, the one
+//!    time and priced exactly as [`super::cost`] prices a batch (market, allowance, the one
 //!    messaging rule for who may still be messaged).
 //! 2. **Charged at once** ([`reserve`]): in one short transaction the wallet pays the whole
 //!    batch (a conditional debit: never negative; a balance that does not cover it changes
 //!    nothing), and the campaign keeps what the charge reserved, at which prices. The
 //!    caller checks the audience did not change since it was priced (`audience_rev`).
-//! 3. **Queued a step at a time** ([`queue_step`], the campaign worker): each step marks the
+//! 3. **Queued a step at a time** ([`super::queue_step`], the queue worker): each step marks the
 //!    next recipients queued at the prices charged, in its own transaction, and takes their
 //!    cost off what is reserved. Recipients that may no longer be messaged by then fail
 //!    uncharged; when the last step is queued, what was reserved for them is refunded.
@@ -110,7 +110,7 @@ pub async fn prepare(
 
 /// Charges a priced batch in the caller's transaction: the wallet pays its total (or
 /// nothing changes), the allowance it uses is taken, and the campaign keeps the open charge
-/// for [`queue_step`].
+/// for [`super::queue_step`].
 pub async fn reserve(
     conn: &impl ConnectionTrait,
     c: &campaign::Model,

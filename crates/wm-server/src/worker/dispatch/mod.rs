@@ -1,6 +1,6 @@
 //! Hands charged messages to the platform, at most once each: a sending campaign is leased,
 //! and every recipient's attempt is recorded before its call and its result right after
-//! (see [`crate::services::attempts`]). Paced per sender number; several calls in flight.
+//! (see [`crate::services::sending::attempts`]). Paced per sender number; several calls in flight.
 //!
 //! What the platform answers decides what happens (the table lives in wm-core): SENT;
 //! FAILED and refunded (and the contact opted out when the person asked); back in the queue
