@@ -179,72 +179,15 @@ async fn number_by_platform_id(
 }
 
 async fn apply_event(state: &AppState, e: PlatformEvent) -> anyhow::Result<()> {
-    let conn = &state.db.conn;
+    if let Some(id) = e.phone_number_id() {
+        // An event of one business number is its organisation's; one of a number that is
+        // not ours is acknowledged and ignored.
+        let Some(number) = number_by_platform_id(&state.db.conn, id).await? else {
+            return Ok(());
+        };
+        return apply_to_org(state, number.organization_id, e).await;
+    }
     match e {
-        PlatformEvent::Status {
-            phone_number_id,
-            update,
-            ..
-        } => {
-            let Some(number) = number_by_platform_id(conn, &phone_number_id).await? else {
-                return Ok(()); // not ours: acknowledged, ignored
-            };
-            let txn = state.db.write().await?;
-            statuses::apply(&*txn, Some(number.organization_id), &update, state.now_ms()).await?;
-            txn.commit().await?;
-        }
-        PlatformEvent::Inbound {
-            phone_number_id,
-            message_id,
-            from,
-            name,
-            context_id,
-            ..
-        } => {
-            let Some(number) = number_by_platform_id(conn, &phone_number_id).await? else {
-                return Ok(());
-            };
-            let body = Inbound {
-                channel_type: ChannelType::MessagingAppA,
-                external_id: from,
-                full_name: name,
-            };
-            // Seen and applied in one transaction; an error leaves the event to be retried.
-            inbound::platform_message(
-                state,
-                number.organization_id,
-                body,
-                context_id.as_deref(),
-                &message_id,
-            )
-            .await
-            .map_err(|e| anyhow::anyhow!("inbound message {message_id}: {e}"))?;
-        }
-        PlatformEvent::NumberChanged {
-            phone_number_id,
-            message_id,
-            from,
-            to,
-        } => {
-            let Some(number) = number_by_platform_id(conn, &phone_number_id).await? else {
-                return Ok(());
-            };
-            inbound::number_changed(state, number.organization_id, &message_id, &from, &to)
-                .await
-                .map_err(|e| anyhow::anyhow!("number change {message_id}: {e}"))?;
-        }
-        PlatformEvent::Preference {
-            phone_number_id,
-            wa_id,
-            stop,
-        } => {
-            let Some(number) = number_by_platform_id(conn, &phone_number_id).await? else {
-                return Ok(());
-            };
-            inbound::marketing_preference(state, number.organization_id, &wa_id, stop)
-                .await
-                .map_err(|e| anyhow::anyhow!("marketing preference: {e}"))?;
-        }
         PlatformEvent::TemplateStatus {
             waba_id,
             name,
@@ -272,6 +215,52 @@ async fn apply_event(state: &AppState, e: PlatformEvent) -> anyhow::Result<()> {
                 .await?;
             txn.commit().await?;
         }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// An event of one of `org`'s business numbers.
+async fn apply_to_org(state: &AppState, org: Uuid, e: PlatformEvent) -> anyhow::Result<()> {
+    match e {
+        PlatformEvent::Status { update, .. } => {
+            let txn = state.db.write().await?;
+            statuses::apply(&*txn, Some(org), &update, state.now_ms()).await?;
+            txn.commit().await?;
+        }
+        PlatformEvent::Inbound {
+            message_id,
+            from,
+            name,
+            context_id,
+            ..
+        } => {
+            let body = Inbound {
+                channel_type: ChannelType::MessagingAppA,
+                external_id: from,
+                full_name: name,
+            };
+            // Seen and applied in one transaction; an error leaves the event to be retried.
+            inbound::platform_message(state, org, body, context_id.as_deref(), &message_id)
+                .await
+                .map_err(|e| anyhow::anyhow!("inbound message {message_id}: {e}"))?;
+        }
+        PlatformEvent::NumberChanged {
+            message_id,
+            from,
+            to,
+            ..
+        } => {
+            inbound::number_changed(state, org, &message_id, &from, &to)
+                .await
+                .map_err(|e| anyhow::anyhow!("number change {message_id}: {e}"))?;
+        }
+        PlatformEvent::Preference { wa_id, stop, .. } => {
+            inbound::marketing_preference(state, org, &wa_id, stop)
+                .await
+                .map_err(|e| anyhow::anyhow!("marketing preference: {e}"))?;
+        }
+        PlatformEvent::TemplateStatus { .. } | PlatformEvent::Quality { .. } => {}
     }
     Ok(())
 }

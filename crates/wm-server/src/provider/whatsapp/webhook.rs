@@ -101,6 +101,28 @@ pub enum PlatformEvent {
     },
 }
 
+impl PlatformEvent {
+    /// The business number the event is about; `None` for the account-level ones (a
+    /// template's status, a number's quality, which name the WABA).
+    pub fn phone_number_id(&self) -> Option<&str> {
+        match self {
+            PlatformEvent::Status {
+                phone_number_id, ..
+            }
+            | PlatformEvent::Inbound {
+                phone_number_id, ..
+            }
+            | PlatformEvent::NumberChanged {
+                phone_number_id, ..
+            }
+            | PlatformEvent::Preference {
+                phone_number_id, ..
+            } => Some(phone_number_id),
+            PlatformEvent::TemplateStatus { .. } | PlatformEvent::Quality { .. } => None,
+        }
+    }
+}
+
 /// Checks `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>` with the app
 /// secret, in constant time; false when the secret is empty or the header is missing or
 /// malformed.

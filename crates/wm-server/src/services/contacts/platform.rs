@@ -123,14 +123,12 @@ pub async fn set_opted_out(
     }
     let mut fields = db::contacts::fields_of(&before);
     fields.opted_out = opted_out;
-    let after = db::contacts::save(conn, &before, &fields, now).await?;
     let entry = TimelineKind::Consent {
         by: BY.to_owned(),
         opted_out,
         reason: reason.to_owned(),
     };
-    db::timeline::add(conn, org, contact_id, now, &entry).await?;
-    record(conn, &before, &after, &["optedOut"], now).await?;
+    save(conn, &before, &fields, &entry, &["optedOut"], now).await?;
     Ok(true)
 }
 
@@ -177,30 +175,32 @@ pub async fn change_number(
     }
     let mut fields = db::contacts::fields_of(&before);
     fields.primary_phone = Some(new_phone.clone());
-    let after = db::contacts::save(conn, &before, &fields, now).await?;
     let entry = TimelineKind::Phone {
         by: BY.to_owned(),
         from: before.primary_phone.clone(),
         to: new_phone.as_str().to_owned(),
     };
-    db::timeline::add(conn, org, before.id, now, &entry).await?;
-    record(conn, &before, &after, &["primaryPhone"], now).await?;
+    save(conn, &before, &fields, &entry, &["primaryPhone"], now).await?;
     Ok(true)
 }
 
-/// `contact.updated` for a platform change (stages are not touched, so no automation
-/// starts).
-async fn record(
+/// Saves a platform change of `before` (`fields`, naming `changed`): the row, its timeline
+/// `entry` and `contact.updated` (stages are not touched, so no automation starts).
+async fn save(
     conn: &impl ConnectionTrait,
     before: &contact::Model,
-    after: &contact::Model,
+    fields: &wm_core::contacts::ContactFields,
+    entry: &TimelineKind,
     changed: &[&'static str],
     now: i64,
 ) -> Result<(), DbErr> {
-    let l = OrgLookups::load(conn, after.organization_id).await?;
+    let org = before.organization_id;
+    let after = db::contacts::save(conn, before, fields, now).await?;
+    db::timeline::add(conn, org, before.id, now, entry).await?;
+    let l = OrgLookups::load(conn, org).await?;
     let change = Change {
         before,
-        after,
+        after: &after,
         changed,
         bulk: false,
         triggers: false,
