@@ -150,7 +150,8 @@ pub async fn reserve(
     })
 }
 
-/// Charges the next batch and marks it queued, in the caller's transaction.
+/// Charges a batch priced whole ([`super::price_batch`]) and marks it queued, in the
+/// caller's transaction.
 async fn charge_cost(
     conn: &impl ConnectionTrait,
     c: &campaign::Model,
