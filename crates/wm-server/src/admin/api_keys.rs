@@ -14,7 +14,6 @@ use crate::extract::{ApiKeyId, NoBody, NoQuery, ValidatedJson};
 use crate::reply::{Created, Json};
 use crate::services::organizations as svc;
 use crate::state::AppState;
-use crate::views::api_key_view;
 
 /// The API key routes.
 pub fn router() -> Router<AppState> {
@@ -43,13 +42,7 @@ async fn list(
     _: NoQuery,
     OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<List<ApiKey>>> {
-    list_in_org::<api_key::Entity, _>(
-        &s,
-        org,
-        (api_key::Column::CreatedAt, Order::Asc),
-        api_key_view,
-    )
-    .await
+    list_in_org::<api_key::Entity, _>(&s, org, (api_key::Column::CreatedAt, Order::Asc)).await
 }
 
 async fn revoke(

@@ -14,7 +14,6 @@ use crate::extract::{NoQuery, ValidatedJson};
 use crate::reply::{Created, Json};
 use crate::services::organizations as svc;
 use crate::state::AppState;
-use crate::views::channel_view;
 
 /// The channel routes.
 pub fn router() -> Router<AppState> {
@@ -40,11 +39,5 @@ async fn list(
     _: NoQuery,
     OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<List<Channel>>> {
-    list_in_org::<channel::Entity, _>(
-        &s,
-        org,
-        (channel::Column::CreatedAt, Order::Asc),
-        channel_view,
-    )
-    .await
+    list_in_org::<channel::Entity, _>(&s, org, (channel::Column::CreatedAt, Order::Asc)).await
 }

@@ -15,7 +15,6 @@ use crate::extract::{DealId, NoQuery, ValidatedJson};
 use crate::reply::{Created, Json};
 use crate::services::deals;
 use crate::state::AppState;
-use crate::views::deal_view;
 
 /// The deal routes.
 pub fn router() -> Router<AppState> {
@@ -38,7 +37,7 @@ async fn list(
     _: NoQuery,
     OperatorOrg(org): OperatorOrg,
 ) -> ApiResult<Json<List<Deal>>> {
-    list_in_org::<deal::Entity, _>(&s, org, (deal::Column::CreatedAt, Order::Desc), deal_view).await
+    list_in_org::<deal::Entity, _>(&s, org, (deal::Column::CreatedAt, Order::Desc)).await
 }
 
 async fn update(

@@ -69,17 +69,17 @@ pub async fn list_in_org<E, W>(
     state: &AppState,
     org: Uuid,
     order: (E::Column, Order),
-    view: fn(E::Model) -> W,
 ) -> ApiResult<Json<List<W>>>
 where
     E: TenantEntity,
     E::Model: Send + Sync,
+    W: From<E::Model>,
 {
     let rows = in_org::<E>(org)
         .order_by(order.0, order.1)
         .all(&state.db.conn)
         .await?;
     Ok(Json(List {
-        data: rows.into_iter().map(view).collect(),
+        data: rows.into_iter().map(W::from).collect(),
     }))
 }

@@ -3,6 +3,7 @@
 //! Every tenant query starts from [`tenant::find_in_org`] or filters on `organization_id`;
 //! query functions take `&impl ConnectionTrait` so they run on the pool or in a transaction.
 
+pub mod automations;
 pub mod campaigns;
 pub mod checkpoint;
 pub mod contacts;

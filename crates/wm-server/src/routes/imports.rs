@@ -89,7 +89,7 @@ async fn upload(
     Upload(multipart): Upload,
 ) -> ApiResult<Accepted<ContactImport>> {
     let job = svc::upload(&s, &auth, multipart).await?;
-    Ok(Accepted(svc::view(job)))
+    Ok(Accepted(wm_types::imports::ContactImport::from(job)))
 }
 
 async fn list(

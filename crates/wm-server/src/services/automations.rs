@@ -2,131 +2,37 @@
 //! that enqueue runs in the same transaction as the change that causes them.
 
 use crate::db::Unique;
-use std::collections::HashMap;
 
-use sea_orm::sea_query::{Expr, Func, SimpleExpr};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, ExprTrait, FromQueryResult,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
+use wm_core::automations::check_definition;
 use wm_core::automations::run::RunResult;
-use wm_core::automations::{check_definition, step_summary, trigger_label};
 use wm_types::automations::{
-    Automation, AutomationList, AutomationRun, AutomationStatus, AutomationSummary, AutomationTab,
-    CreateAutomation, ListAutomationsQuery, LogsQuery, RunFilter, RunStep, Step, TriggerType,
-    UpdateAutomation,
+    Automation, AutomationList, AutomationRun, AutomationStatus, AutomationSummary,
+    CreateAutomation, ListAutomationsQuery, LogsQuery, RunFilter, TriggerType, UpdateAutomation,
 };
-use wm_types::campaigns::RecipientContact;
 use wm_types::common::PageMeta;
-use wm_types::{Money, Page, Timestamp};
+use wm_types::{Money, Page};
 
-use crate::db::entities::{automation, automation_run, contact, organization};
+use crate::db::automations::{self, config_of, steps_of};
+use crate::db::entities::{automation, automation_run, organization};
 use crate::db::tallies::{self, Dim};
 use crate::db::tenant::{find_in_org, in_org};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use crate::views::automations as automation_views;
 
 const NOT_FOUND: &str = "Automation";
 const WEEK_MS: i64 = 7 * 86_400_000;
-
-fn steps_of(a: &automation::Model) -> Vec<Step> {
-    crate::db::stored::json("automations.steps", a.id, &a.steps)
-}
-
-fn config_of(a: &automation::Model) -> serde_json::Map<String, serde_json::Value> {
-    crate::db::stored::json("automations.trigger_config", a.id, &a.trigger_config)
-}
-
-fn trigger_of(a: &automation::Model) -> TriggerType {
-    a.trigger_type
-}
-
-fn view(a: automation::Model, runs7d: u64) -> Automation {
-    let steps = steps_of(&a);
-    let config = config_of(&a);
-    let trigger = trigger_of(&a);
-    let template_key = wm_core::automations::template_key(a.template_key.as_deref(), &steps);
-    Automation {
-        id: a.id,
-        organization_id: a.organization_id,
-        created_by_user_id: a.created_by_user_id,
-        name: a.name,
-        status: a.status,
-        trigger_label: trigger_label(trigger, &config),
-        steps_summary: steps.iter().map(step_summary).collect(),
-        trigger_type: trigger,
-        trigger_config: config,
-        steps,
-        paused_reason: a.paused_reason,
-        failure_count: u32::try_from(a.failure_count).unwrap_or(0),
-        last_run_at: a.last_run_at.map(Timestamp::from_millis),
-        template_key,
-        created_at: Timestamp::from_millis(a.created_at),
-        updated_at: Timestamp::from_millis(a.updated_at),
-        runs7d,
-    }
-}
-
-#[derive(FromQueryResult)]
-struct RunCount {
-    automation_id: Uuid,
-    n: i64,
-}
-
-async fn runs_since(
-    conn: &impl ConnectionTrait,
-    ids: Vec<Uuid>,
-    since: i64,
-) -> Result<HashMap<Uuid, u64>, DbErr> {
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    Ok(automation_run::Entity::find()
-        .select_only()
-        .column(automation_run::Column::AutomationId)
-        .column_as(
-            SimpleExpr::from(Func::count(Expr::col(automation_run::Column::Id))),
-            "n",
-        )
-        .filter(automation_run::Column::AutomationId.is_in(ids))
-        .filter(automation_run::Column::StartedAt.gte(since))
-        .group_by(automation_run::Column::AutomationId)
-        .into_model::<RunCount>()
-        .all(conn)
-        .await?
-        .into_iter()
-        .map(|r| (r.automation_id, u64::try_from(r.n).unwrap_or(0)))
-        .collect())
-}
-
-async fn views(
-    conn: &impl ConnectionTrait,
-    rows: Vec<automation::Model>,
-    now: i64,
-) -> ApiResult<Vec<Automation>> {
-    let runs = runs_since(conn, rows.iter().map(|a| a.id).collect(), now - WEEK_MS).await?;
-    Ok(rows
-        .into_iter()
-        .map(|a| {
-            let n = runs.get(&a.id).copied().unwrap_or(0);
-            view(a, n)
-        })
-        .collect())
-}
 
 async fn load(conn: &impl ConnectionTrait, org: Uuid, id: Uuid) -> ApiResult<automation::Model> {
     find_in_org::<automation::Entity>(org, id)
         .unique(conn)
         .await?
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))
-}
-
-#[derive(FromQueryResult)]
-struct Totals {
-    runs: i64,
-    templates: Option<i64>,
-    cost: Option<i64>,
 }
 
 /// `GET /automations`: newest first, with the organisation's figures.
@@ -137,68 +43,21 @@ pub async fn list(
 ) -> ApiResult<AutomationList> {
     let conn = &state.db.conn;
     let now = state.now_ms();
-    let mut sel = in_org::<automation::Entity>(org);
+    let sel = automations::filters(org, q);
     use AutomationStatus as S;
-    match q.tab.unwrap_or_default() {
-        AutomationTab::Active => sel = sel.filter(automation::Column::Status.eq(S::Active)),
-        AutomationTab::Paused => {
-            sel = sel.filter(automation::Column::Status.is_in([S::Paused, S::PausedByFailure]))
-        }
-        AutomationTab::Drafts => sel = sel.filter(automation::Column::Status.eq(S::Draft)),
-        AutomationTab::All => {}
-    }
-    if q.include_archived != Some(true) {
-        sel = sel.filter(automation::Column::Status.ne(S::Archived));
-    }
-    if let Some(t) = q.trigger {
-        sel = sel.filter(automation::Column::TriggerType.eq(t));
-    }
-    if let Some(text) = q.q.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-        sel = sel.filter(
-            Expr::expr(Func::lower(Expr::col(automation::Column::Name)))
-                .like(crate::db::like_contains(text)),
-        );
-    }
     let rows = sel
         .order_by_desc(automation::Column::CreatedAt)
         .order_by_desc(automation::Column::Id)
         .all(conn)
         .await?;
-    let data = views(conn, rows, now).await?;
+    let data = automation_views::load(conn, rows, now).await?;
     let count = |s: S| {
         in_org::<automation::Entity>(org)
             .filter(automation::Column::Status.eq(s))
             .count(conn)
     };
-    let totals = |from: i64, to: i64| {
-        automation_run::Entity::find()
-            .select_only()
-            .column_as(
-                SimpleExpr::from(Func::count(Expr::col(automation_run::Column::Id))),
-                "runs",
-            )
-            .column_as(
-                SimpleExpr::from(Func::cast_as(
-                    Func::sum(Expr::col(automation_run::Column::TemplatesSent)),
-                    "BIGINT",
-                )),
-                "templates",
-            )
-            .column_as(
-                SimpleExpr::from(Func::cast_as(
-                    Func::sum(Expr::col(automation_run::Column::CostMicros)),
-                    "BIGINT",
-                )),
-                "cost",
-            )
-            .filter(automation_run::Column::OrganizationId.eq(org))
-            .filter(automation_run::Column::StartedAt.gte(from))
-            .filter(automation_run::Column::StartedAt.lt(to))
-            .into_model::<Totals>()
-            .one(conn)
-    };
-    let week = totals(now - WEEK_MS, now + 1).await?;
-    let before = totals(now - 2 * WEEK_MS, now - WEEK_MS).await?;
+    let week = automations::run_totals(conn, org, now - WEEK_MS, now + 1).await?;
+    let before = automations::run_totals(conn, org, now - 2 * WEEK_MS, now - WEEK_MS).await?;
     let failures = in_org::<automation_run::Entity>(org)
         .filter(automation_run::Column::Result.eq("failed"))
         .filter(automation_run::Column::StartedAt.gte(now - WEEK_MS));
@@ -233,7 +92,7 @@ pub async fn list(
 /// `GET /automations/{id}`.
 pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Automation> {
     let a = load(&state.db.conn, org, id).await?;
-    views(&state.db.conn, vec![a], state.now_ms())
+    automation_views::load(&state.db.conn, vec![a], state.now_ms())
         .await?
         .pop()
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))
@@ -270,32 +129,7 @@ pub async fn logs(
         .limit(page_size)
         .all(conn)
         .await?;
-    let ids: Vec<Uuid> = rows.iter().filter_map(|r| r.contact_id).collect();
-    let contacts = crate::db::by_id::<contact::Entity>(conn, ids, |c| c.id).await?;
-    let data = rows
-        .into_iter()
-        .map(|r| AutomationRun {
-            id: r.id,
-            automation_id: r.automation_id,
-            contact: r.contact_id.map(|id| {
-                let c = contacts.get(&id);
-                RecipientContact {
-                    id,
-                    full_name: c.and_then(|c| c.full_name.clone()),
-                    primary_phone: c.and_then(|c| c.primary_phone.clone()),
-                }
-            }),
-            result: r.result,
-            steps: crate::db::stored::json::<Vec<RunStep>>(
-                "automation_runs.steps_log",
-                r.id,
-                &r.steps_log,
-            ),
-            error: r.error,
-            started_at: Timestamp::from_millis(r.started_at),
-            finished_at: r.finished_at.map(Timestamp::from_millis),
-        })
-        .collect();
+    let data = automation_views::load_runs(conn, rows).await?;
     Ok(Page {
         data,
         meta: PageMeta::new(page, page_size, total),
@@ -348,7 +182,7 @@ pub async fn update(
     let now = state.now_ms();
     let txn = state.db.write().await?;
     let a = load(&*txn, org, id).await?;
-    let trigger = body.trigger_type.unwrap_or_else(|| trigger_of(&a));
+    let trigger = body.trigger_type.unwrap_or(a.trigger_type);
     let config = body.trigger_config.clone().unwrap_or_else(|| config_of(&a));
     let steps = body.steps.clone().unwrap_or_else(|| steps_of(&a));
     check_definition(trigger, &config, &steps).map_err(ApiError::Validation)?;

@@ -5,7 +5,6 @@ use crate::db::Unique;
 use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use uuid::Uuid;
 use wm_core::pricing::allowance_covered;
-use wm_types::Timestamp;
 use wm_types::campaigns::{
     CreateTemplate, LedgerKind, SetRates, Template, TemplateStatus, TopUp, Wallet,
 };
@@ -17,19 +16,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::services::{sending, wallet};
 use crate::state::AppState;
 
-fn template_view(t: template::Model) -> Template {
-    Template {
-        id: t.id,
-        variables: wm_core::templates::positions(&t.body_text),
-        name: t.name,
-        category: t.category,
-        language: t.language,
-        body_text: t.body_text,
-        status: t.status,
-        created_at: Timestamp::from_millis(t.created_at),
-    }
-}
-
 /// The organisation's templates, oldest first.
 pub async fn templates(state: &AppState, org: Uuid) -> ApiResult<List<Template>> {
     let rows = in_org::<template::Entity>(org)
@@ -37,7 +23,7 @@ pub async fn templates(state: &AppState, org: Uuid) -> ApiResult<List<Template>>
         .all(&state.db.conn)
         .await?;
     Ok(List {
-        data: rows.into_iter().map(template_view).collect(),
+        data: rows.into_iter().map(Template::from).collect(),
     })
 }
 
@@ -61,7 +47,7 @@ pub async fn add_template(
     .exec_with_returning(&*txn)
     .await?;
     txn.commit().await?;
-    Ok(template_view(row))
+    Ok(Template::from(row))
 }
 
 /// The wallet with its latest ledger entries and the allowance left this month.

@@ -11,7 +11,6 @@ use wm_types::enums::DealStatus;
 use crate::db::{self, entities::deal, tenant::find_in_org};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use crate::views::deal_view;
 
 /// `POST /admin/organizations/{orgId}/deals`: an OPEN deal on a contact of the organisation.
 pub async fn create(state: &AppState, org: Uuid, body: CreateDeal) -> ApiResult<Deal> {
@@ -37,7 +36,7 @@ pub async fn create(state: &AppState, org: Uuid, body: CreateDeal) -> ApiResult<
     .await?;
     db::contacts::add_open_deals(&*txn, body.contact_id, 1).await?;
     txn.commit().await?;
-    Ok(deal_view(row))
+    Ok(Deal::from(row))
 }
 
 /// `PATCH /admin/organizations/{orgId}/deals/{id}`: a new status; the contact's open deals
@@ -58,5 +57,5 @@ pub async fn update(state: &AppState, org: Uuid, id: Uuid, body: UpdateDeal) -> 
         db::contacts::add_open_deals(&*txn, contact, delta).await?;
     }
     txn.commit().await?;
-    Ok(deal_view(row))
+    Ok(Deal::from(row))
 }

@@ -18,7 +18,6 @@ use crate::db::entities::{api_key, channel, lifecycle_stage, organization, user}
 use crate::db::tenant::find_in_org;
 use crate::error::{ApiError, ApiResult, is_unique_violation};
 use crate::state::AppState;
-use crate::views::{api_key_view, channel_view, organization_view, stage_view, user_view};
 
 /// The stages every new organisation starts with.
 pub const DEFAULT_STAGES: [(&str, StageCategory, i32); 4] = [
@@ -168,7 +167,7 @@ pub async fn create_api_key(
     let (row, key) = add_api_key(&*txn, org, body, state.now_ms()).await?;
     txn.commit().await?;
     Ok(ApiKeyCreated {
-        api_key: api_key_view(row),
+        api_key: ApiKey::from(row),
         key,
     })
 }
@@ -190,7 +189,7 @@ pub async fn revoke_api_key(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<
     };
     txn.commit().await?;
     crate::changes::publish(state, crate::changes::Change::Key(id)).await;
-    Ok(api_key_view(row))
+    Ok(ApiKey::from(row))
 }
 
 /// `POST /admin/organizations/{orgId}/channels`: one active channel per type (409 otherwise).
@@ -207,7 +206,7 @@ pub async fn create_channel(state: &AppState, org: Uuid, kind: ChannelType) -> A
     let ch = add_channel(&*txn, org, kind, state.now_ms()).await?;
     txn.commit().await?;
     crate::changes::publish(state, crate::changes::Change::Org(org)).await;
-    Ok(channel_view(ch))
+    Ok(Channel::from(ch))
 }
 
 /// `POST /admin/organizations`: the organisation with its defaults, in one transaction.
@@ -218,7 +217,7 @@ pub async fn create_organization(
     let txn = state.db.write().await?;
     let org = create(&*txn, body, state.now_ms()).await?;
     txn.commit().await?;
-    Ok(organization_view(org))
+    Ok(Organization::from(org))
 }
 
 /// `GET /admin/organizations`, oldest first.
@@ -227,7 +226,7 @@ pub async fn list_organizations(state: &AppState) -> ApiResult<Vec<Organization>
         .order_by_asc(organization::Column::CreatedAt)
         .all(&state.db.conn)
         .await?;
-    Ok(rows.into_iter().map(organization_view).collect())
+    Ok(rows.into_iter().map(Organization::from).collect())
 }
 
 /// `GET /admin/organizations/{orgId}`.
@@ -235,7 +234,7 @@ pub async fn get_organization(state: &AppState, id: Uuid) -> ApiResult<Organizat
     organization::Entity::find_by_id(id)
         .unique(&state.db.conn)
         .await?
-        .map(organization_view)
+        .map(Organization::from)
         .ok_or_else(|| ApiError::not_found("Organization"))
 }
 
@@ -250,7 +249,7 @@ pub async fn create_stage(
     let stage = add_stage(&*txn, org, &body.name, body.category, body.order, now).await?;
     txn.commit().await?;
     crate::changes::publish(state, crate::changes::Change::Org(org)).await;
-    Ok(stage_view(stage))
+    Ok(LifecycleStage::from(stage))
 }
 
 /// `POST /admin/organizations/{orgId}/users`; every replica's lookups refresh.
@@ -259,14 +258,14 @@ pub async fn create_user(state: &AppState, org: Uuid, body: CreateUser) -> ApiRe
     let user = add_user(&*txn, org, &body.full_name, &body.email, state.now_ms()).await?;
     txn.commit().await?;
     crate::changes::publish(state, crate::changes::Change::Org(org)).await;
-    Ok(user_view(user))
+    Ok(User::from(user))
 }
 
 /// The organisation's lifecycle stages in order: the API's list and the operator's.
 pub async fn stages(state: &AppState, org: Uuid) -> ApiResult<List<LifecycleStage>> {
     let rows = crate::db::lookups::stages(&state.db.conn, org).await?;
     Ok(List {
-        data: rows.into_iter().map(stage_view).collect(),
+        data: rows.into_iter().map(LifecycleStage::from).collect(),
     })
 }
 
@@ -274,6 +273,6 @@ pub async fn stages(state: &AppState, org: Uuid) -> ApiResult<List<LifecycleStag
 pub async fn users(state: &AppState, org: Uuid) -> ApiResult<List<User>> {
     let rows = crate::db::lookups::users(&state.db.conn, org).await?;
     Ok(List {
-        data: rows.into_iter().map(user_view).collect(),
+        data: rows.into_iter().map(User::from).collect(),
     })
 }

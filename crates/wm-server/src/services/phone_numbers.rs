@@ -7,7 +7,6 @@ use axum::http::StatusCode;
 use sea_orm::{ActiveModelTrait, ActiveValue::Set, EntityTrait, QueryOrder};
 use uuid::Uuid;
 use wm_core::phone::Phone;
-use wm_types::Timestamp;
 use wm_types::campaigns::{CreatePhoneNumber, PhoneNumber, QualityRating, UpdatePhoneNumber};
 use wm_types::lookups::List;
 
@@ -16,21 +15,6 @@ use crate::db::tenant::{find_in_org, in_org};
 use crate::error::{ApiError, ApiResult, is_unique_violation};
 use crate::state::AppState;
 
-/// The wire form (the token only as "set or not").
-pub fn view(p: phone_number::Model) -> PhoneNumber {
-    PhoneNumber {
-        id: p.id,
-        number_e164: p.number_e164,
-        display_name: p.display_name,
-        quality_rating: p.quality_rating,
-        platform_phone_number_id: p.platform_phone_number_id,
-        waba_id: p.waba_id,
-        access_token_set: p.access_token_enc.is_some(),
-        mps: p.mps.and_then(|n| u32::try_from(n).ok()),
-        created_at: Timestamp::from_millis(p.created_at),
-    }
-}
-
 /// The organisation's sender numbers, oldest first.
 pub async fn list(state: &AppState, org: Uuid) -> ApiResult<List<PhoneNumber>> {
     let rows = in_org::<phone_number::Entity>(org)
@@ -38,7 +22,7 @@ pub async fn list(state: &AppState, org: Uuid) -> ApiResult<List<PhoneNumber>> {
         .all(&state.db.conn)
         .await?;
     Ok(List {
-        data: rows.into_iter().map(view).collect(),
+        data: rows.into_iter().map(PhoneNumber::from).collect(),
     })
 }
 
@@ -95,7 +79,7 @@ pub async fn create(
     .await
     .map_err(conflict)?;
     txn.commit().await?;
-    Ok(view(row))
+    Ok(PhoneNumber::from(row))
 }
 
 /// Changes a sender number; only sent fields change, `null` clears a platform field.
@@ -136,5 +120,5 @@ pub async fn update(
     }
     let row = am.update(&*txn).await.map_err(conflict)?;
     txn.commit().await?;
-    Ok(view(row))
+    Ok(PhoneNumber::from(row))
 }

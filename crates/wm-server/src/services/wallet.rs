@@ -12,8 +12,8 @@ use sea_orm::{
     QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
+use wm_types::Money;
 use wm_types::campaigns::{LedgerEntry, LedgerKind};
-use wm_types::{Money, Timestamp};
 
 use crate::db::entities::{ledger_entry, wallet};
 
@@ -166,14 +166,6 @@ pub async fn recent(
         .all(conn)
         .await?
         .into_iter()
-        .map(|e| LedgerEntry {
-            id: e.id,
-            kind: e.kind,
-            amount: Money(e.amount_micros),
-            balance_after: Money(e.balance_after_micros),
-            campaign_id: e.campaign_id,
-            description: e.description,
-            created_at: Timestamp::from_millis(e.created_at),
-        })
+        .map(LedgerEntry::from)
         .collect())
 }

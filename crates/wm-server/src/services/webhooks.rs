@@ -1,7 +1,6 @@
 //! Webhook management and the delivery log (for API keys and the operator API alike).
 
 use crate::db::Unique;
-use std::collections::HashMap;
 use std::net::IpAddr;
 
 use axum::http::StatusCode;
@@ -13,36 +12,21 @@ use sea_orm::{
 };
 use uuid::Uuid;
 use wm_core::webhooks::{MAX_WEBHOOKS, check_url, is_forbidden_ip};
+use wm_types::PageQuery;
 use wm_types::common::{Deleted, Page, PageMeta};
 use wm_types::lookups::List;
 use wm_types::webhooks::{
-    CreateWebhook, Delivery, DeliveryAttempt, DeliveryStatus, UpdateWebhook, Webhook,
-    WebhookCreated, WebhookStatus,
+    CreateWebhook, Delivery, DeliveryStatus, UpdateWebhook, Webhook, WebhookCreated, WebhookStatus,
 };
-use wm_types::{PageQuery, Timestamp};
 
-use crate::db::entities::webhook::{events_from_db, events_to_db};
+use crate::db::entities::webhook::events_to_db;
 use crate::db::entities::{webhook, webhook_attempt, webhook_delivery};
 use crate::db::tenant::{find_in_org, in_org};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use crate::views::webhooks as webhook_views;
 
 const NOT_FOUND: &str = "Webhook";
-
-/// A webhook on the wire (never its secret).
-pub fn webhook_view(w: webhook::Model) -> Webhook {
-    Webhook {
-        id: w.id,
-        url: w.url,
-        events: events_from_db(&w.events),
-        description: w.description,
-        status: w.status,
-        consecutive_failures: u32::try_from(w.consecutive_failures).unwrap_or(0),
-        paused_at: w.paused_at.map(Timestamp::from_millis),
-        created_at: Timestamp::from_millis(w.created_at),
-        updated_at: Timestamp::from_millis(w.updated_at),
-    }
-}
 
 /// `whsec_` + 32 random bytes in base64.
 fn new_secret() -> String {
@@ -112,7 +96,7 @@ pub async fn create(state: &AppState, org: Uuid, body: CreateWebhook) -> ApiResu
     .await?;
     txn.commit().await?;
     Ok(WebhookCreated {
-        webhook: webhook_view(row),
+        webhook: Webhook::from(row),
         secret,
     })
 }
@@ -124,13 +108,13 @@ pub async fn list(state: &AppState, org: Uuid) -> ApiResult<List<Webhook>> {
         .all(&state.db.conn)
         .await?;
     Ok(List {
-        data: rows.into_iter().map(webhook_view).collect(),
+        data: rows.into_iter().map(Webhook::from).collect(),
     })
 }
 
 /// One webhook.
 pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Webhook> {
-    Ok(webhook_view(load(state, org, id).await?))
+    Ok(Webhook::from(load(state, org, id).await?))
 }
 
 /// Changes a webhook; `status: ACTIVE` reactivates it (the failure count is reset only by
@@ -175,7 +159,7 @@ pub async fn update(
     am.updated_at = Set(now);
     let row = am.update(&*txn).await?;
     txn.commit().await?;
-    Ok(webhook_view(row))
+    Ok(Webhook::from(row))
 }
 
 /// Deletes a webhook with its delivery log.
@@ -207,52 +191,6 @@ pub async fn delete(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Deleted>
     Ok(Deleted { deleted: true })
 }
 
-fn delivery_view(d: webhook_delivery::Model, attempts: Vec<webhook_attempt::Model>) -> Delivery {
-    Delivery {
-        id: d.id,
-        webhook_id: d.webhook_id,
-        event: d.event_type,
-        status: d.status,
-        attempts: u32::try_from(d.attempts).unwrap_or(0),
-        next_attempt_at: d.next_attempt_at.map(Timestamp::from_millis),
-        delivered_at: d.delivered_at.map(Timestamp::from_millis),
-        created_at: Timestamp::from_millis(d.created_at),
-        attempt_log: attempts
-            .into_iter()
-            .map(|a| DeliveryAttempt {
-                at: Timestamp::from_millis(a.at),
-                status_code: a.status_code.and_then(|c| u16::try_from(c).ok()),
-                duration_ms: u64::try_from(a.duration_ms).unwrap_or(0),
-                response_body: a.response_body,
-                error: a.error,
-            })
-            .collect(),
-    }
-}
-
-async fn views(state: &AppState, rows: Vec<webhook_delivery::Model>) -> ApiResult<Vec<Delivery>> {
-    let ids: Vec<Uuid> = rows.iter().map(|d| d.id).collect();
-    let mut by_delivery: HashMap<Uuid, Vec<webhook_attempt::Model>> = HashMap::new();
-    if !ids.is_empty() {
-        for a in webhook_attempt::Entity::find()
-            .filter(webhook_attempt::Column::DeliveryId.is_in(ids))
-            .order_by_asc(webhook_attempt::Column::At)
-            .order_by_asc(webhook_attempt::Column::Id)
-            .all(&state.db.conn)
-            .await?
-        {
-            by_delivery.entry(a.delivery_id).or_default().push(a);
-        }
-    }
-    Ok(rows
-        .into_iter()
-        .map(|d| {
-            let attempts = by_delivery.remove(&d.id).unwrap_or_default();
-            delivery_view(d, attempts)
-        })
-        .collect())
-}
-
 /// The webhook's deliveries of the last 7 days, newest first, each with its attempts.
 pub async fn deliveries(
     state: &AppState,
@@ -272,7 +210,7 @@ pub async fn deliveries(
         .all(&state.db.conn)
         .await?;
     Ok(Page {
-        data: views(state, rows).await?,
+        data: webhook_views::load(&state.db.conn, rows).await?,
         meta: PageMeta::new(page.page, page.page_size, total),
     })
 }
@@ -300,7 +238,7 @@ pub async fn retry(state: &AppState, org: Uuid, id: Uuid, delivery: Uuid) -> Api
     am.locked_until = Set(None);
     let row = am.update(&*txn).await?;
     txn.commit().await?;
-    views(state, vec![row])
+    webhook_views::load(&state.db.conn, vec![row])
         .await?
         .pop()
         .ok_or_else(|| ApiError::not_found("Delivery"))

@@ -13,6 +13,13 @@ use wm_types::enums::RecipientStatus;
 
 use super::tallies::{self, Dim, Tally};
 
+/// A campaign's stored variables (an error logged and counted, and empty, when corrupt).
+pub fn variables_of(
+    c: &crate::db::entities::campaign::Model,
+) -> serde_json::Map<String, serde_json::Value> {
+    crate::db::stored::json("campaigns.variables", c.id, &c.variables)
+}
+
 /// A campaign's recipients by status, and what they cost, from the maintained tallies.
 #[derive(Debug, Default, Clone)]
 pub struct Counted {

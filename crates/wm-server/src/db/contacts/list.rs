@@ -19,15 +19,17 @@ use wm_types::enums::StageCategory;
 
 use super::counts::{self, DAY_MS, Dim, Group, Keys, day_key, owner_key};
 use super::filter::{self, Filters, Match, SearchPlan};
-use super::{Shape, views};
 use crate::db::entities::{contact, contact_tag};
 use crate::db::lookups::OrgLookups;
 
-/// A list, and whether every stage it counted was in the lookups it was given (when not,
-/// the caller reads the lookups again and lists once more).
+/// A list, its page's rows, and whether every stage it counted was in the lookups it was
+/// given (when not, the caller reads the lookups again and lists once more).
 pub struct Listed {
-    /// The list.
+    /// The list, its `data` left for the caller to build from `rows`
+    /// (`crate::views::contacts::load`).
     pub list: ContactList,
+    /// The page's contacts, in order.
+    pub rows: Vec<contact::Model>,
     /// Whether the lookups knew every stage counted.
     pub lookups_complete: bool,
 }
@@ -323,8 +325,6 @@ pub async fn list(
             )
             .await?
     };
-    let data = views(conn, org, &rows, Shape::ListItem, l).await?;
-
     let staged = since(conn, org, Dim::StageChanged, now - i64::from(days) * DAY_MS).await?;
     let lookups_complete =
         cats.knows(&groups) && cats.knows(&everyone) && cats.knows(&period) && cats.knows(&staged);
@@ -338,11 +338,12 @@ pub async fn list(
     );
     Ok(Listed {
         list: ContactList {
-            data,
+            data: Vec::new(),
             meta: PageMeta::new(page, page_size, total),
             tabs,
             summary,
         },
+        rows,
         lookups_complete,
     })
 }

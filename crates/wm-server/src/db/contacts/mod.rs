@@ -23,10 +23,8 @@ use crate::db::tenant::{find_in_org, in_org};
 pub mod counts;
 pub mod filter;
 mod list;
-mod view;
 
 pub use list::{Listed, list};
-pub use view::{Shape, identity_ref, view, views};
 
 /// The normalised fields of a stored contact.
 pub fn fields_of(m: &contact::Model) -> ContactFields {
@@ -280,7 +278,7 @@ pub async fn refresh_identities(
     let list: Vec<IdentityRef> = identities::of_contacts(conn, org, vec![contact])
         .await?
         .into_iter()
-        .map(identity_ref)
+        .map(IdentityRef::from)
         .collect();
     contact::Entity::update_many()
         .col_expr(

@@ -14,12 +14,10 @@ use wm_core::campaigns::{self as rules, AudienceSource, CampaignError};
 use wm_core::messaging::{Ineligible, messageable};
 use wm_core::phone::Phone;
 use wm_core::pricing::RateCard;
-use wm_types::campaigns::{
-    Audience, AudienceResult, CampaignStatus, Recipient, RecipientContact, RecipientsQuery,
-};
+use wm_types::Page;
+use wm_types::campaigns::{Audience, AudienceResult, CampaignStatus, Recipient, RecipientsQuery};
 use wm_types::common::PageMeta;
 use wm_types::enums::RecipientStatus;
-use wm_types::{Money, Page, Timestamp};
 
 use crate::db::entities::{campaign, contact, contact_tag, organization, recipient};
 use crate::db::tallies::{self, Dim};
@@ -27,8 +25,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::services::sending;
 use crate::state::AppState;
 
-use super::view::recipient_contacts;
 use super::{campaign_error, load};
+use crate::views::campaigns as campaign_views;
 
 /// `GET /campaigns/{id}/recipients`.
 pub async fn recipients(
@@ -55,30 +53,7 @@ pub async fn recipients(
         };
         recipient_page(conn, id, statuses, walk).await?
     };
-    let contacts = recipient_contacts(conn, &rows).await?;
-    let data = rows
-        .into_iter()
-        .map(|r| Recipient {
-            id: r.id,
-            contact: contacts
-                .get(&r.contact_id)
-                .cloned()
-                .unwrap_or_else(|| RecipientContact {
-                    id: r.contact_id,
-                    full_name: None,
-                    primary_phone: Some(r.phone.clone()),
-                }),
-            market: r.market,
-            status: r.status,
-            sent_at: r.sent_at.map(Timestamp::from_millis),
-            delivered_at: r.delivered_at.map(Timestamp::from_millis),
-            read_at: r.read_at.map(Timestamp::from_millis),
-            failed_at: r.failed_at.map(Timestamp::from_millis),
-            error_message: r.error_message,
-            total_cost: Money(r.cost_micros),
-            covered_by_allowance: r.covered_by_allowance,
-        })
-        .collect();
+    let data = campaign_views::load_recipients(conn, rows).await?;
     Ok(Page {
         data,
         meta: PageMeta::new(page, page_size, total),

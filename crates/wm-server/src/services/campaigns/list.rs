@@ -14,7 +14,7 @@ use crate::error::ApiResult;
 use crate::state::AppState;
 
 use super::DAY_MS;
-use super::view::views;
+use crate::views::campaigns as campaign_views;
 
 /// `GET /campaigns`: newest first, with tab counts under the other filters and a summary of
 /// the campaigns created in the last `days` (30 by default).
@@ -34,7 +34,7 @@ pub async fn list(state: &AppState, org: Uuid, q: &ListCampaignsQuery) -> ApiRes
     };
     let (page, page_size) = (q.page.unwrap_or(1), q.page_size.unwrap_or(20));
     let rows = list::page(conn, base, tab, page, page_size).await?;
-    let data = views(conn, &rows, None).await?;
+    let data = campaign_views::load(conn, &rows, None).await?;
     let summary = summary(state, org, q.days.unwrap_or(30), now).await?;
     Ok(CampaignList {
         data,

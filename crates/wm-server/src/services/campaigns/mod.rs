@@ -21,12 +21,11 @@ use crate::state::AppState;
 mod audience;
 mod list;
 mod send;
-mod view;
 
+use crate::views::campaigns as campaign_views;
 pub use audience::{add_audience, recipients};
 pub use list::list;
 pub use send::{pause, preview_cost, resume, send};
-use view::views;
 
 const NOT_FOUND: &str = "Campaign";
 const DAY_MS: i64 = 86_400_000;
@@ -59,12 +58,8 @@ async fn load_locked(
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))
 }
 
-fn variables_of(c: &campaign::Model) -> serde_json::Map<String, serde_json::Value> {
-    crate::db::stored::json("campaigns.variables", c.id, &c.variables)
-}
-
 async fn detail(state: &AppState, c: &campaign::Model) -> ApiResult<Campaign> {
-    views(
+    campaign_views::load(
         &state.db.conn,
         std::slice::from_ref(c),
         Some(state.now_ms()),

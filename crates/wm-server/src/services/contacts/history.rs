@@ -1,21 +1,20 @@
 //! A contact's channel identities, notes and timeline.
 
-use std::collections::HashMap;
-
 use axum::http::StatusCode;
 use uuid::Uuid;
+use wm_types::PageQuery;
 use wm_types::common::{Page, PageMeta};
 use wm_types::contacts::{
-    AuthorRef, ChannelRef, CreateIdentity, CreateNote, Identity, Note, TimelineEntry, TimelineKind,
+    ChannelRef, CreateIdentity, CreateNote, Identity, Note, TimelineEntry, TimelineKind,
     TimelineQuery,
 };
-use wm_types::{PageQuery, Timestamp};
 
 use super::load;
 use crate::auth::AuthContext;
 use crate::db;
 use crate::error::{ApiError, ApiResult, is_unique_violation};
 use crate::state::AppState;
+use crate::views::notes as note_views;
 use wm_core::contacts as rules;
 
 /// `POST /contacts/{id}/identities`: 201 when linked, 200 when the contact already had it,
@@ -81,20 +80,6 @@ pub async fn add_identity(
     Ok((StatusCode::CREATED, view(created)))
 }
 
-fn note_view(m: crate::db::entities::note::Model, author: &str) -> Note {
-    Note {
-        id: m.id,
-        contact_id: m.contact_id,
-        author_id: m.author_id,
-        author: AuthorRef {
-            id: m.author_id,
-            full_name: author.to_owned(),
-        },
-        body: m.body,
-        created_at: Timestamp::from_millis(m.created_at),
-    }
-}
-
 /// `POST /contacts/{id}/notes`: authored by the key's user; also a timeline entry.
 pub async fn add_note(
     state: &AppState,
@@ -114,7 +99,7 @@ pub async fn add_note(
     };
     db::timeline::add(&*txn, org, id, now, &entry).await?;
     txn.commit().await?;
-    Ok(note_view(note, &auth.user_name))
+    Ok(note_views::with_author(note, &auth.user_name))
 }
 
 /// `GET /contacts/{id}/notes`, newest first.
@@ -127,21 +112,7 @@ pub async fn notes(
     let conn = &state.db.conn;
     load(conn, org, id).await?;
     let (rows, total) = db::notes::page(conn, org, id, page.page, page.page_size).await?;
-    let mut authors: Vec<Uuid> = rows.iter().map(|n| n.author_id).collect();
-    authors.sort_unstable();
-    authors.dedup();
-    let names: HashMap<Uuid, String> = db::lookups::users_by_id(conn, org, authors)
-        .await?
-        .into_iter()
-        .map(|u| (u.id, u.full_name))
-        .collect();
-    let data = rows
-        .into_iter()
-        .map(|n| {
-            let name = names.get(&n.author_id).cloned().unwrap_or_default();
-            note_view(n, &name)
-        })
-        .collect();
+    let data = note_views::load(conn, org, rows).await?;
     Ok(Page {
         data,
         meta: PageMeta::new(page.page, page.page_size, total),

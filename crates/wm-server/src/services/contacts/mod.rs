@@ -26,12 +26,13 @@ use wm_types::enums::ChannelType;
 use wm_types::enums::ErrorCode;
 use wm_types::events::{ContactEventData, EventKind};
 
+use crate::db;
 use crate::db::entities::{contact, conversation, organization, recipient};
 use crate::db::lookups::OrgLookups;
 use crate::db::tenant::in_org_by;
-use crate::db::{self, contacts::Shape};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use crate::views::{self, contacts::Shape};
 
 const NOT_FOUND: &str = "Contact";
 
@@ -255,7 +256,7 @@ async fn record_saved(
 
 async fn detail(state: &AppState, org: Uuid, row: &contact::Model) -> ApiResult<Contact> {
     let l = lookups_for(state, org, &[row]).await?;
-    db::contacts::views(
+    views::contacts::load(
         &state.db.conn,
         org,
         std::slice::from_ref(row),
@@ -277,21 +278,22 @@ async fn load(conn: &impl ConnectionTrait, org: Uuid, id: Uuid) -> ApiResult<con
 pub async fn list(state: &AppState, org: Uuid, q: &ListContactsQuery) -> ApiResult<ContactList> {
     let conn = &state.db.conn;
     let l = state.lookups.get(conn, org).await?;
-    let listed = db::contacts::list(conn, org, q, state.now_ms(), &l).await?;
-    let data = &listed.list.data;
-    if listed.lookups_complete
+    let mut listed = db::contacts::list(conn, org, q, state.now_ms(), &l).await?;
+    let rows = &listed.rows;
+    let l = if listed.lookups_complete
         && l.knows(
-            data.iter().filter_map(|c| c.lifecycle_stage_id),
-            data.iter().filter_map(|c| c.owner_id),
-        )
-    {
-        return Ok(listed.list);
-    }
-    // A stage or user newer than the cached copy: read again with fresh lookups.
-    let l = state.lookups.reload(conn, org).await?;
-    Ok(db::contacts::list(conn, org, q, state.now_ms(), &l)
-        .await?
-        .list)
+            rows.iter().filter_map(|c| c.lifecycle_stage_id),
+            rows.iter().filter_map(|c| c.owner_id),
+        ) {
+        l
+    } else {
+        // A stage or user newer than the cached copy: read again with fresh lookups.
+        let l = state.lookups.reload(conn, org).await?;
+        listed = db::contacts::list(conn, org, q, state.now_ms(), &l).await?;
+        l
+    };
+    listed.list.data = views::contacts::load(conn, org, &listed.rows, Shape::ListItem, &l).await?;
+    Ok(listed.list)
 }
 
 /// `GET /contacts/{id}`.

@@ -16,9 +16,10 @@ use super::{
 use crate::auth::AuthContext;
 use crate::db::entities::{contact, identity};
 use crate::db::lookups::OrgLookups;
-use crate::db::{self, contacts::NewRow, contacts::Shape};
+use crate::db::{self, contacts::NewRow};
 use crate::error::{ApiError, ApiResult, is_unique_violation};
 use crate::state::AppState;
+use crate::views::contacts::{self as contact_views, Shape};
 
 /// A contact about to be created: its normalised fields and its first note.
 #[derive(Debug, Clone)]
@@ -208,7 +209,7 @@ pub async fn create(
         }
         Err(e) => return Err(e.into()),
     };
-    Ok(db::contacts::view(
+    Ok(contact_views::view(
         &row,
         identities,
         Vec::new(),

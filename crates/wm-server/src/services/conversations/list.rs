@@ -28,7 +28,7 @@ use crate::db::tallies::{self, Dim, bucket_key, conversation_key};
 use crate::error::ApiResult;
 use crate::state::AppState;
 
-use super::{active_types, on_types, views};
+use super::{active_types, on_types};
 
 /// Conversations of one channel type, channel, status and assignee.
 #[derive(Debug)]
@@ -188,7 +188,7 @@ pub async fn list(
         (tabs, ids)
     };
     let rows = crate::db::rows_in_order::<conversation::Entity>(conn, ids, |c| c.id).await?;
-    let data = views(conn, rows).await?;
+    let data = crate::views::conversations::load(conn, rows).await?;
     let active = on_types(backend, org, only, false);
     let summary = summary(state, org, (active, &types), &everyone).await?;
     Ok(ConversationList {

@@ -1,13 +1,13 @@
-//! Campaign rows as the API shows them: template, number, stats and, on the detail,
-//! cost, errors by reason and the last replies — one place maps a row to the wire type.
+//! Campaigns (`wm_types::campaigns`): a row with its template, number and stats and, on the
+//! detail, its cost, errors by reason and last replies, loaded for the whole batch.
 
 use std::collections::HashMap;
 
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use uuid::Uuid;
 use wm_types::campaigns::{
-    Campaign, CampaignPhoneNumber, CampaignTemplate, ErrorByReason, LastReply, RecipientContact,
-    TemplateCategory,
+    Campaign, CampaignPhoneNumber, CampaignTemplate, ErrorByReason, LastReply, Recipient,
+    RecipientContact, TemplateCategory,
 };
 use wm_types::enums::RecipientStatus;
 use wm_types::{Money, Timestamp};
@@ -16,10 +16,10 @@ use crate::db::entities::{campaign, contact, phone_number, recipient, template};
 use crate::db::tallies::{self, Dim};
 use crate::error::ApiResult;
 
-use super::variables_of;
+use crate::db::campaigns::variables_of;
 
 /// Builds wire campaigns, loading templates, numbers and stats in one query each.
-pub(super) async fn views(
+pub async fn load(
     conn: &impl ConnectionTrait,
     rows: &[campaign::Model],
     detail_at: Option<i64>,
@@ -84,7 +84,7 @@ pub(super) async fn views(
     Ok(out)
 }
 
-pub(super) async fn add_detail(
+async fn add_detail(
     conn: &impl ConnectionTrait,
     c: &campaign::Model,
     v: &mut Campaign,
@@ -141,7 +141,8 @@ pub(super) async fn add_detail(
     Ok(())
 }
 
-pub(super) async fn recipient_contacts(
+/// The contacts of recipient rows, as a campaign shows them.
+async fn recipient_contacts(
     conn: &impl ConnectionTrait,
     rows: &[recipient::Model],
 ) -> ApiResult<HashMap<Uuid, RecipientContact>> {
@@ -163,6 +164,37 @@ pub(super) async fn recipient_contacts(
                     primary_phone: c.primary_phone,
                 },
             )
+        })
+        .collect())
+}
+
+/// Builds wire recipients with their contacts, loaded for the whole batch in one query.
+pub async fn load_recipients(
+    conn: &impl ConnectionTrait,
+    rows: Vec<recipient::Model>,
+) -> ApiResult<Vec<Recipient>> {
+    let contacts = recipient_contacts(conn, &rows).await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| Recipient {
+            id: r.id,
+            contact: contacts
+                .get(&r.contact_id)
+                .cloned()
+                .unwrap_or_else(|| RecipientContact {
+                    id: r.contact_id,
+                    full_name: None,
+                    primary_phone: Some(r.phone.clone()),
+                }),
+            market: r.market,
+            status: r.status,
+            sent_at: r.sent_at.map(Timestamp::from_millis),
+            delivered_at: r.delivered_at.map(Timestamp::from_millis),
+            read_at: r.read_at.map(Timestamp::from_millis),
+            failed_at: r.failed_at.map(Timestamp::from_millis),
+            error_message: r.error_message,
+            total_cost: Money(r.cost_micros),
+            covered_by_allowance: r.covered_by_allowance,
         })
         .collect())
 }

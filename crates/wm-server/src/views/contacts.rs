@@ -1,4 +1,6 @@
-//! The wire view of stored contacts.
+//! Contacts (`wm_types::contacts`): a row with its mirrored identities and tags, the
+//! organisation's lookups for its stage and owner, and per shape its open deals or its last
+//! conversation, loaded for the whole batch.
 
 use std::collections::HashMap;
 
@@ -8,7 +10,7 @@ use wm_types::Money;
 use wm_types::Timestamp;
 use wm_types::contacts::{Contact, IdentityRef, OpenDeal, StageRef, UserRef};
 
-use super::{fields_of, identities_of};
+use crate::db::contacts::{fields_of, identities_of};
 use crate::db::deals;
 use crate::db::entities::{contact, identity};
 use crate::db::lookups::OrgLookups;
@@ -23,11 +25,13 @@ pub enum Shape {
 }
 
 /// A stored identity as embedded in a contact.
-pub fn identity_ref(i: identity::Model) -> IdentityRef {
-    IdentityRef {
-        id: i.id,
-        channel_type: i.channel_type,
-        external_id: i.external_id,
+impl From<identity::Model> for IdentityRef {
+    fn from(i: identity::Model) -> Self {
+        IdentityRef {
+            id: i.id,
+            channel_type: i.channel_type,
+            external_id: i.external_id,
+        }
     }
 }
 
@@ -79,7 +83,7 @@ pub fn view(
 
 /// Builds the wire contacts for stored rows; only the detail of a contact with open deals
 /// needs another query.
-pub async fn views(
+pub async fn load(
     conn: &impl ConnectionTrait,
     org: Uuid,
     rows: &[contact::Model],

@@ -1,0 +1,65 @@
+//! Organisations, API keys, channels and deals (`wm_types::admin`): rows that hold all they
+//! show, shared by the API-key and operator routes.
+
+use wm_types::Money;
+use wm_types::Timestamp;
+use wm_types::admin::{ApiKey, Channel, Deal, Organization};
+
+use crate::auth::scopes_from_db;
+use crate::db::entities::{api_key, channel, deal, organization};
+
+/// An organisation on the wire.
+impl From<organization::Model> for Organization {
+    fn from(o: organization::Model) -> Self {
+        Organization {
+            id: o.id,
+            name: o.name,
+            currency: o.currency,
+            timezone: o.timezone,
+            included_utility_messages: o.included_utility_messages,
+            created_at: Timestamp::from_millis(o.created_at),
+        }
+    }
+}
+
+/// A key on the wire (never its secret).
+impl From<api_key::Model> for ApiKey {
+    fn from(k: api_key::Model) -> Self {
+        ApiKey {
+            id: k.id,
+            name: k.name,
+            user_id: k.user_id,
+            prefix: k.prefix,
+            scopes: scopes_from_db(&k.scopes),
+            expires_at: k.expires_at.map(Timestamp::from_millis),
+            revoked_at: k.revoked_at.map(Timestamp::from_millis),
+            created_at: Timestamp::from_millis(k.created_at),
+        }
+    }
+}
+
+/// A channel on the wire.
+impl From<channel::Model> for Channel {
+    fn from(c: channel::Model) -> Self {
+        Channel {
+            id: c.id,
+            channel_type: c.channel_type,
+            active: c.active,
+            created_at: Timestamp::from_millis(c.created_at),
+        }
+    }
+}
+
+/// A deal on the wire.
+impl From<deal::Model> for Deal {
+    fn from(d: deal::Model) -> Self {
+        Deal {
+            id: d.id,
+            contact_id: d.contact_id,
+            title: d.title,
+            value: Money(d.value_micros),
+            status: d.status,
+            created_at: Timestamp::from_millis(d.created_at),
+        }
+    }
+}
