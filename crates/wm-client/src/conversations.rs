@@ -1,5 +1,6 @@
-//! `/conversations`: the inbox, read-only — list (with filters, tabs, summary and a stream)
-//! and get. Message content is not part of API v1.
+//! `/conversations`: the inbox — list (with filters, tabs, summary and a stream), get,
+//! change status or assignee (`conversations:write`), and read a thread's messages newest
+//! first (keyset pages, or every message as a stream).
 //!
 //! ```no_run
 //! use futures::TryStreamExt;
@@ -20,22 +21,26 @@
 //! if let Some(first) = open.first() {
 //!     let c = client.conversations().get(first.id).await?;
 //!     println!("{:?} on {}", c.contact.full_name, c.channel.channel_type);
+//!     let thread: Vec<_> = client.conversations().messages(c.id).stream().try_collect().await?;
+//!     println!("{} messages", thread.len());
 //! }
 //! # Ok(()) }
 //! ```
 
+use futures::{Stream, TryStreamExt};
 use uuid::Uuid;
 use wm_types::conversations::{
-    Conversation, ConversationFilter, ConversationList, ListConversationsQuery,
+    Conversation, ConversationFilter, ConversationList, ListConversationsQuery, UpdateConversation,
 };
 use wm_types::enums::{ChannelType, ConversationStatus};
+use wm_types::messages::{ListMessagesQuery, Message, MessageList};
 
 use crate::http::Request;
 use crate::pagination::{PageStream, page_setters, stream_list};
 use crate::{Client, Error};
 
 impl Client {
-    /// The conversations resource (scope `conversations:read`).
+    /// The conversations resource (scopes `conversations:read`, `conversations:write`).
     pub fn conversations(&self) -> Conversations<'_> {
         Conversations { client: self }
     }
@@ -61,6 +66,80 @@ impl<'c> Conversations<'c> {
         self.client
             .send(Request::get(format!("/conversations/{id}")))
             .await
+    }
+
+    /// `PATCH /conversations/{id}` (scope `conversations:write`): status and/or assignee
+    /// (`Some(None)` unassigns).
+    pub async fn update(
+        &self,
+        id: Uuid,
+        change: &UpdateConversation,
+    ) -> Result<Conversation, Error> {
+        self.client
+            .send(Request::patch(format!("/conversations/{id}")).json(change)?)
+            .await
+    }
+
+    /// `GET /conversations/{id}/messages`: a builder, then `.send()` for one page or
+    /// `.stream()` for the whole thread, newest first.
+    pub fn messages(&self, id: Uuid) -> ListMessages<'c> {
+        ListMessages {
+            client: self.client,
+            conversation: id,
+            query: ListMessagesQuery::default(),
+        }
+    }
+}
+
+/// `GET /conversations/{id}/messages` paging.
+#[derive(Debug, Clone)]
+#[must_use = "a list builder does nothing until .send() or .stream()"]
+pub struct ListMessages<'c> {
+    client: &'c Client,
+    conversation: Uuid,
+    query: ListMessagesQuery,
+}
+
+impl<'c> ListMessages<'c> {
+    /// `pageSize` (1–100, default 50).
+    pub fn page_size(mut self, n: u64) -> Self {
+        self.query.page_size = Some(n);
+        self
+    }
+
+    /// `before`: only messages older than this one.
+    pub fn before(mut self, id: Uuid) -> Self {
+        self.query.before = Some(id);
+        self
+    }
+
+    /// One page, newest first; `meta.hasMore` says whether older ones remain.
+    pub async fn send(&self) -> Result<MessageList, Error> {
+        self.client
+            .send(
+                Request::get(format!("/conversations/{}/messages", self.conversation))
+                    .query(&self.query)?,
+            )
+            .await
+    }
+
+    /// Every message from `before` (or the newest) back to the first, a page at a time.
+    pub fn stream(self) -> impl Stream<Item = Result<Message, Error>> + 'c {
+        futures::stream::try_unfold(Some(self), |next| async move {
+            let Some(list) = next else {
+                return Ok(None);
+            };
+            let page = list.send().await?;
+            let after = match (page.meta.has_more, page.data.last()) {
+                (true, Some(last)) => Some(list.clone().before(last.id)),
+                _ => None,
+            };
+            Ok(Some((
+                futures::stream::iter(page.data.into_iter().map(Ok)),
+                after,
+            )))
+        })
+        .try_flatten()
     }
 }
 

@@ -1,7 +1,12 @@
 //! Conversation schemas.
 
 use wm_types::conversations::{ListConversationsQuery, UpdateConversation};
+use wm_types::messages::ListMessagesQuery;
 
 use crate::validate::validated;
 
-validated!(ListConversationsQuery, UpdateConversation);
+validated!(
+    ListConversationsQuery,
+    UpdateConversation,
+    ListMessagesQuery
+);

@@ -33,6 +33,7 @@ pub mod conversations;
 pub mod imports;
 pub mod messaging;
 pub mod phone;
+pub mod platform;
 pub mod pricing;
 pub mod provider;
 pub mod reports;

@@ -45,6 +45,7 @@ scopes!(
     ContactsWrite => ContactsWrite,
     CampaignsRead => CampaignsRead,
     ConversationsRead => ConversationsRead,
+    ConversationsWrite => ConversationsWrite,
     AutomationsRead => AutomationsRead,
     ReportsRead => ReportsRead,
     CampaignsWrite => CampaignsWrite,

@@ -86,7 +86,7 @@ pub fn router(state: AppState) -> Router {
         .route("/health/ready", get(observe::health::ready))
         .route("/openapi.json", get(openapi_json))
         .route("/docs", get(docs))
-        .merge(routes::platform_whatsapp::router())
+        .merge(routes::platform::router())
         .merge(api)
         .merge(admin)
         .method_not_allowed_fallback(method_not_allowed)

@@ -132,6 +132,8 @@ pub struct Inner {
     pub secret_key: Option<crate::secrets::SecretKey>,
     /// The Cloud API client, for template sync (whatever the sending provider is).
     pub whatsapp: Option<Arc<crate::provider::whatsapp::WhatsAppProvider>>,
+    /// The platforms whose webhooks wm takes, by name (`/platform/{name}/webhook`).
+    pub intakes: Vec<Arc<dyn wm_core::platform::PlatformIntake>>,
     /// The writer of `POST /contacts` (grouped commits on SQLite).
     pub creates: crate::services::contacts::batch::Creates,
     /// Worker heartbeats and the shutdown flag, read by the readiness probe.
@@ -173,6 +175,7 @@ impl AppState {
         .map_err(|e| tracing::warn!(error = %e, "the WhatsApp client could not be built"))
         .ok()
         .map(Arc::new);
+        let intakes = crate::provider::intakes(&settings);
         let limiter = Limiter::for_db(&db, settings.rate_limit_per_minute);
         let pacer = Pacer::new(db.clone(), settings.provider_mps);
         let creates = crate::services::contacts::batch::Creates::new(db.clone(), clock.clone());
@@ -182,6 +185,7 @@ impl AppState {
             limiter,
             secret_key,
             whatsapp,
+            intakes,
             db,
             clock,
             provider,
@@ -194,6 +198,11 @@ impl AppState {
             health: Default::default(),
             stop: Default::default(),
         }))
+    }
+
+    /// The intake of the platform named `name`, if wm takes its webhooks.
+    pub fn intake(&self, name: &str) -> Option<Arc<dyn wm_core::platform::PlatformIntake>> {
+        self.intakes.iter().find(|i| i.name() == name).cloned()
     }
 
     /// Tells the campaign worker there is work now.

@@ -342,6 +342,10 @@ pub struct Inbound {
     #[serde(default)]
     #[schemars(length(max = crate::contacts::MAX_NAME))]
     pub full_name: Option<String>,
+    /// What they wrote (kept as a TEXT message of the conversation).
+    #[serde(default)]
+    #[schemars(length(max = 4096))]
+    pub text: Option<String>,
 }
 
 /// A price row of an organisation's rate card, replacing (or adding) a market.

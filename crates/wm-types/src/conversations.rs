@@ -1,4 +1,5 @@
-//! Inbox conversations (read-only through the API; messages come in a later version).
+//! Inbox conversations: the list, the detail, and the status and assignee changes; their
+//! messages are in [`crate::messages`].
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -56,6 +57,10 @@ pub struct Conversation {
     pub assigned_to_user_id: Option<Uuid>,
     /// Assignee.
     pub assigned_to: Option<UserRef>,
+    /// When the customer-service window closes: 24 hours after the customer's last
+    /// message (in the past once closed); null when the customer has not written. Outside
+    /// it the platform takes only template messages.
+    pub window_expires_at: Option<Timestamp>,
     /// Creation time.
     pub created_at: Timestamp,
     /// Last activity.
@@ -169,7 +174,8 @@ pub struct ListConversationsQuery {
     pub q: Option<String>,
 }
 
-/// `PATCH /admin/organizations/{orgId}/conversations/{id}`.
+/// `PATCH /conversations/{id}` (and the operator's
+/// `PATCH /admin/organizations/{orgId}/conversations/{id}`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateConversation {

@@ -57,6 +57,7 @@ wire_enum!(
         ContactsRead = "contacts:read",
         ContactsWrite = "contacts:write",
         ConversationsRead = "conversations:read",
+        ConversationsWrite = "conversations:write",
         AutomationsRead = "automations:read",
         CampaignsRead = "campaigns:read",
         CampaignsWrite = "campaigns:write",

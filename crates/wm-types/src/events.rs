@@ -99,3 +99,53 @@ pub struct CampaignFinishedData {
     /// Recipients failed.
     pub failed: u64,
 }
+
+/// Payload of `campaign.replied`: a recipient of a campaign answered it (the first answer
+/// only; later messages are `message.received`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignRepliedData {
+    /// Organisation.
+    pub organization_id: Uuid,
+    /// Campaign.
+    pub campaign_id: Uuid,
+    /// The recipient (`GET /campaigns/{campaignId}/recipients`).
+    pub recipient_id: Uuid,
+    /// Contact.
+    pub contact_id: Uuid,
+    /// The answer, when kept (`GET /conversations/{id}/messages`).
+    pub message_id: Option<Uuid>,
+    /// When they answered.
+    pub replied_at: Timestamp,
+}
+
+/// Payload of `conversation.opened`, `conversation.assigned` and `conversation.closed`: the
+/// conversation as `GET /conversations/{id}` shows it after the change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationEventData {
+    /// Organisation.
+    pub organization_id: Uuid,
+    /// The conversation.
+    pub conversation: crate::conversations::Conversation,
+}
+
+/// Payload of `automation.run`: a run finished.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AutomationRunData {
+    /// Organisation.
+    pub organization_id: Uuid,
+    /// Automation.
+    pub automation_id: Uuid,
+    /// Its name.
+    pub automation_name: String,
+    /// The run (`GET /automations/{id}/logs`).
+    pub run_id: Uuid,
+    /// The contact it ran for.
+    pub contact_id: Option<Uuid>,
+    /// completed, waiting, condition, skipped or failed (as in the run's log).
+    pub result: String,
+    /// Why it failed or was skipped.
+    pub error: Option<String>,
+}

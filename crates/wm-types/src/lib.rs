@@ -38,6 +38,7 @@ pub mod enums;
 pub mod events;
 pub mod imports;
 pub mod lookups;
+pub mod messages;
 pub mod reports;
 pub mod webhooks;
 

@@ -375,6 +375,7 @@ pub fn conversation(n: u128) -> Conversation {
         initiated_by: InitiatedBy::Contact,
         assigned_to_user_id: None,
         assigned_to: None,
+        window_expires_at: None,
         created_at: at(),
         updated_at: at(),
     }

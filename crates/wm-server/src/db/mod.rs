@@ -13,6 +13,7 @@ pub mod entities;
 pub mod identities;
 pub mod imports;
 pub mod lookups;
+pub mod messages;
 pub mod migration;
 pub mod notes;
 pub mod outbox;

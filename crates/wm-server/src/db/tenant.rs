@@ -44,6 +44,8 @@ tenant!(
     campaign,
     recipient,
     conversation,
+    message,
+    media,
     automation,
     automation_run
 );

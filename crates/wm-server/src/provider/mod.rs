@@ -6,3 +6,15 @@ pub mod simulated;
 pub mod whatsapp;
 
 pub use pace::Pacer;
+
+use std::sync::Arc;
+
+use wm_core::platform::PlatformIntake;
+
+/// The platforms whose webhooks wm takes: the one place a new provider's intake is wired.
+pub fn intakes(settings: &crate::state::Settings) -> Vec<Arc<dyn PlatformIntake>> {
+    vec![Arc::new(whatsapp::webhook::WhatsAppIntake {
+        verify_token: settings.whatsapp.verify_token.clone(),
+        app_secret: settings.whatsapp.app_secret.clone(),
+    })]
+}

@@ -12,7 +12,7 @@ pub mod conversations;
 pub mod imports;
 pub mod lifecycle_stages;
 pub mod phone_numbers;
-pub mod platform_whatsapp;
+pub mod platform;
 pub mod reports;
 pub mod templates;
 pub mod users;

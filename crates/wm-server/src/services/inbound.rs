@@ -5,18 +5,20 @@ use crate::db::Unique;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, EntityTrait};
 use uuid::Uuid;
+use wm_core::platform::{Content, InboundMessage};
 use wm_core::provider::StatusUpdate;
 use wm_types::campaigns::{Inbound, ProviderEvent};
 use wm_types::contacts::CreateContact;
 use wm_types::enums::ErrorCode;
 use wm_types::enums::{ChannelType, ContactSource};
+use wm_types::messages::MessageType;
 
 use crate::auth::AuthContext;
 use crate::db;
 use crate::db::entities::platform_inbound_seen;
 use crate::error::{ApiError, ApiResult};
 use crate::services::contacts::platform::{self, Resolved};
-use crate::services::{contacts, sending};
+use crate::services::{contacts, messages, sending};
 use crate::state::AppState;
 
 /// What an inbound message did.
@@ -27,6 +29,8 @@ pub struct InboundResult {
     pub contact_id: Uuid,
     /// The OPEN conversation it landed in.
     pub conversation_id: Uuid,
+    /// The message kept in that conversation.
+    pub message_id: Uuid,
     /// Whether that contact was created now.
     pub created: bool,
     /// Whether a campaign message of theirs was marked REPLIED.
@@ -37,34 +41,80 @@ pub struct InboundResult {
 /// MESSAGING_APP_A_INBOUND) and marks their latest SENT/DELIVERED/READ campaign message
 /// REPLIED. It lands in the contact's OPEN conversation on that channel (opened if needed).
 pub async fn inbound(state: &AppState, org: Uuid, body: Inbound) -> ApiResult<InboundResult> {
-    let applied = apply(state, org, body, None, None).await?;
+    let mut content = Content::of(MessageType::Text, "text");
+    content.text = body.text.clone();
+    let arrival = Arrival {
+        sender: body,
+        content,
+        context_id: None,
+        platform: None,
+        at_ms: None,
+    };
+    let applied = apply(state, org, arrival).await?;
     // Only a platform message id is ever found seen.
     applied.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("an unnamed message was seen")))
 }
 
-/// [`inbound`] for a message the platform delivered with its id (`replied_to`: the
-/// platform's id of the campaign message it quotes, which is marked REPLIED rather than the
-/// latest). The platform redelivers a message until acknowledged (and at times after
-/// that), so the id is remembered in the transaction that applies the message: a message is
-/// recognised as seen exactly when its effects are in, and a failure (or a crash) leaves it
-/// to the next delivery or retry. `None`: seen before, nothing done.
+/// A message as it arrived: who wrote, what, and from which platform.
+struct Arrival {
+    sender: Inbound,
+    content: Content,
+    /// The platform's id of the message it quotes.
+    context_id: Option<String>,
+    platform: Option<Source>,
+    at_ms: Option<i64>,
+}
+
+/// The platform a message came through.
+struct Source {
+    provider: &'static str,
+    message_id: String,
+    number: Uuid,
+}
+
+/// [`inbound`] for a message the platform delivered to business number `number` through
+/// `provider` (its `context_id`: the platform's id of a message it quotes; a campaign
+/// message quoted is marked REPLIED rather than the latest). The platform redelivers a
+/// message until acknowledged (and at times after that), so the id is remembered in the
+/// transaction that applies the message: a message is recognised as seen exactly when its
+/// effects are in, and a failure (or a crash) leaves it to the next delivery or retry.
+/// `None`: seen before, nothing done.
 pub async fn platform_message(
     state: &AppState,
     org: Uuid,
-    body: Inbound,
-    replied_to: Option<&str>,
-    message_id: &str,
+    provider: &'static str,
+    number: Uuid,
+    m: InboundMessage,
 ) -> ApiResult<Option<InboundResult>> {
-    apply(state, org, body, replied_to, Some(message_id)).await
+    let arrival = Arrival {
+        sender: Inbound {
+            channel_type: ChannelType::MessagingAppA,
+            external_id: m.from,
+            full_name: m.name,
+            text: None,
+        },
+        content: m.content,
+        context_id: m.context_id,
+        platform: Some(Source {
+            provider,
+            message_id: m.message_id,
+            number,
+        }),
+        at_ms: m.at_ms,
+    };
+    apply(state, org, arrival).await
 }
 
-async fn apply(
-    state: &AppState,
-    org: Uuid,
-    body: Inbound,
-    replied_to: Option<&str>,
-    message_id: Option<&str>,
-) -> ApiResult<Option<InboundResult>> {
+async fn apply(state: &AppState, org: Uuid, arrival: Arrival) -> ApiResult<Option<InboundResult>> {
+    let Arrival {
+        sender: body,
+        content,
+        context_id,
+        platform: source,
+        at_ms,
+    } = arrival;
+    let message_id = source.as_ref().map(|s| s.message_id.as_str());
+    let replied_to = context_id.as_deref();
     let conn = &state.db.conn;
     // A redelivery of an applied message needs no contact lookup; the write below decides.
     if let Some(id) = message_id
@@ -145,20 +195,39 @@ async fn apply(
         // Their platform id from now on, so the next message finds them at once.
         platform::remember(&*txn, contact, &external, now).await?;
     }
-    let conversation_id = crate::services::conversations::touch_from_contact(
+    // When the customer wrote, as the platform says (never in the future).
+    let written_at = at_ms.map_or(now, |at| at.min(now));
+    let touched = crate::services::conversations::touch_from_contact(
         &*txn,
         org,
         contact_id,
         channel.id,
         body.channel_type,
+        written_at,
         now,
     )
     .await?;
-    let replied_campaign = sending::mark_replied(&*txn, org, contact_id, replied_to, now).await?;
+    let received = messages::Received {
+        org,
+        conversation: touched,
+        contact: contact_id,
+        content,
+        context_id: replied_to,
+        platform: source.as_ref().map(|s| messages::Platform {
+            provider: s.provider,
+            message_id: &s.message_id,
+            number: s.number,
+        }),
+        written_at,
+    };
+    let message = messages::record_inbound(&*txn, received, now).await?;
+    let replied_campaign =
+        sending::mark_replied(&*txn, org, contact_id, replied_to, Some(message), now).await?;
     txn.commit().await?;
     Ok(Some(InboundResult {
         contact_id,
-        conversation_id,
+        conversation_id: touched.id,
+        message_id: message,
         created,
         replied_campaign,
     }))

@@ -17,17 +17,16 @@ use sea_orm::{
 };
 use uuid::Uuid;
 use wm_core::campaigns::{Action, Facts, transition};
-use wm_types::campaigns::{CampaignStatus, Inbound};
-use wm_types::enums::ChannelType;
+use wm_types::campaigns::CampaignStatus;
 
 use crate::db::entities::{
     campaign, phone_number, platform_event, platform_inbound_seen, template,
 };
 use crate::error::ApiResult;
-use crate::provider::whatsapp::webhook::PlatformEvent;
 use crate::services::inbound;
 use crate::services::sending::{self, receipts as statuses};
 use crate::state::AppState;
+use wm_core::platform::PlatformEvent;
 
 /// How long a worker holds an event it is applying; an event whose application failed is
 /// tried again when this lapses.
@@ -114,8 +113,17 @@ async fn apply_one(state: &AppState, id: Uuid) -> anyhow::Result<bool> {
     else {
         return Ok(false);
     };
-    let applied = match crate::provider::whatsapp::webhook::parse(row.payload.as_bytes()) {
-        Ok(events) => apply_events(state, events).await,
+    let parsed = match state.intake(&row.provider) {
+        Some(intake) => intake
+            .parse(row.payload.as_bytes())
+            .map(|events| (intake.name(), events)),
+        None => Err(format!(
+            "no platform named {:?} is configured",
+            row.provider
+        )),
+    };
+    let applied = match parsed {
+        Ok((provider, events)) => apply_events(state, provider, events).await,
         Err(e) => {
             tracing::warn!(event = %id, error = %e, "a platform webhook could not be read");
             Ok(())
@@ -141,9 +149,13 @@ async fn apply_one(state: &AppState, id: Uuid) -> anyhow::Result<bool> {
     Ok(true)
 }
 
-async fn apply_events(state: &AppState, events: Vec<PlatformEvent>) -> anyhow::Result<()> {
+async fn apply_events(
+    state: &AppState,
+    provider: &'static str,
+    events: Vec<PlatformEvent>,
+) -> anyhow::Result<()> {
     for e in events {
-        apply_event(state, e).await?;
+        apply_event(state, provider, e).await?;
     }
     Ok(())
 }
@@ -178,14 +190,18 @@ async fn number_by_platform_id(
         .await
 }
 
-async fn apply_event(state: &AppState, e: PlatformEvent) -> anyhow::Result<()> {
+async fn apply_event(
+    state: &AppState,
+    provider: &'static str,
+    e: PlatformEvent,
+) -> anyhow::Result<()> {
     if let Some(id) = e.phone_number_id() {
         // An event of one business number is its organisation's; one of a number that is
         // not ours is acknowledged and ignored.
         let Some(number) = number_by_platform_id(&state.db.conn, id).await? else {
             return Ok(());
         };
-        return apply_to_org(state, number.organization_id, e).await;
+        return apply_to_org(state, provider, &number, e).await;
     }
     match e {
         PlatformEvent::TemplateStatus {
@@ -221,29 +237,24 @@ async fn apply_event(state: &AppState, e: PlatformEvent) -> anyhow::Result<()> {
 }
 
 /// An event of one of `org`'s business numbers.
-async fn apply_to_org(state: &AppState, org: Uuid, e: PlatformEvent) -> anyhow::Result<()> {
+async fn apply_to_org(
+    state: &AppState,
+    provider: &'static str,
+    number: &phone_number::Model,
+    e: PlatformEvent,
+) -> anyhow::Result<()> {
+    let org = number.organization_id;
     match e {
         PlatformEvent::Status { update, .. } => {
             let txn = state.db.write().await?;
             statuses::apply(&*txn, Some(org), &update, state.now_ms()).await?;
             txn.commit().await?;
         }
-        PlatformEvent::Inbound {
-            message_id,
-            from,
-            name,
-            context_id,
-            ..
-        } => {
-            let body = Inbound {
-                channel_type: ChannelType::MessagingAppA,
-                external_id: from,
-                full_name: name,
-            };
-            // Seen and applied in one transaction; an error leaves the event to be retried.
-            inbound::platform_message(state, org, body, context_id.as_deref(), &message_id)
+        PlatformEvent::Inbound(m) => {
+            let id = m.message_id.clone();
+            inbound::platform_message(state, org, provider, number.id, m)
                 .await
-                .map_err(|e| anyhow::anyhow!("inbound message {message_id}: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("inbound message {id}: {e}"))?;
         }
         PlatformEvent::NumberChanged {
             message_id,

@@ -18,5 +18,6 @@ pub mod contacts;
 pub mod conversations;
 pub mod imports;
 pub mod lookups;
+pub mod messages;
 pub mod notes;
 pub mod webhooks;

@@ -17,6 +17,7 @@ pub struct Model {
     pub initiated_by: wm_types::conversations::InitiatedBy,
     pub assigned_to_user_id: Option<Uuid>,
     pub resolved_at: Option<i64>,
+    pub last_inbound_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
 }

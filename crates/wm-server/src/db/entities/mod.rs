@@ -18,6 +18,8 @@ pub mod deal;
 pub mod identity;
 pub mod ledger_entry;
 pub mod lifecycle_stage;
+pub mod media;
+pub mod message;
 pub mod note;
 pub mod organization;
 pub mod outbox_event;

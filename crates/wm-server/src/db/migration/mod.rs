@@ -22,6 +22,7 @@ mod m0012_recipient_keys;
 mod m0013_tallies;
 mod m0014_audience_tallies;
 mod m0015_ledger_order;
+mod m0016_messages;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -45,6 +46,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0013_tallies::Migration),
             Box::new(m0014_audience_tallies::Migration),
             Box::new(m0015_ledger_order::Migration),
+            Box::new(m0016_messages::Migration),
         ]
     }
 }

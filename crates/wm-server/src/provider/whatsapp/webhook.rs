@@ -15,113 +15,15 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+use wm_core::platform::{
+    Content, Handshake, InboundMedia, InboundMessage, PlatformEvent, PlatformIntake,
+};
 use wm_core::provider::StatusUpdate;
 use wm_core::whatsapp;
 use wm_types::enums::RecipientStatus;
+use wm_types::messages::{MessageInteractive, MessageLocation, MessageType};
 
 use super::no_nul;
-
-/// One thing the platform told us.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PlatformEvent {
-    /// A sent message's status changed (`sent`, `delivered`, `read`, `failed`).
-    Status {
-        /// The business number it was sent from (`metadata.phone_number_id`).
-        phone_number_id: String,
-        /// The status, with the correlation id the message was sent with.
-        update: StatusUpdate,
-        /// The platform's error code of a failure (`errors[0].code`).
-        code: Option<i64>,
-    },
-    /// A person wrote to a business number (every message type, `unsupported` and types
-    /// added later included: whoever writes is never lost).
-    Inbound {
-        /// The business number written to.
-        phone_number_id: String,
-        /// The platform's id of the message (for de-duplicating redeliveries).
-        message_id: String,
-        /// The person's WhatsApp id (their number's digits).
-        from: String,
-        /// Their profile name.
-        name: Option<String>,
-        /// When they sent it (ms since epoch).
-        at_ms: Option<i64>,
-        /// The message type: `text`, `button`, `interactive`, `image`, `unsupported`, …
-        kind: String,
-        /// The text body, a button's text, an interactive reply's title or a media caption.
-        text: Option<String>,
-        /// The business message it replies to (`context.id`).
-        context_id: Option<String>,
-    },
-    /// A person moved their WhatsApp account to a new number (a `system` message of type
-    /// `user_changed_number`, formerly `customer_changed_number`).
-    NumberChanged {
-        /// The business number told.
-        phone_number_id: String,
-        /// The platform's id of the notice (for de-duplicating redeliveries).
-        message_id: String,
-        /// The old WhatsApp id.
-        from: String,
-        /// The new one.
-        to: String,
-    },
-    /// A person stopped or resumed a business's marketing messages from the chat (the
-    /// `user_preferences` field).
-    Preference {
-        /// The business number concerned.
-        phone_number_id: String,
-        /// The person's WhatsApp id.
-        wa_id: String,
-        /// `true` for `stop`, `false` for `resume`.
-        stop: bool,
-    },
-    /// A template's review status changed.
-    TemplateStatus {
-        /// The WhatsApp Business Account that owns it.
-        waba_id: String,
-        /// Template name.
-        name: String,
-        /// Language code.
-        language: String,
-        /// The event (`APPROVED`, `PAUSED`, `REJECTED`, …).
-        status: String,
-        /// Why, when the platform says (`NONE` is read as no reason).
-        reason: Option<String>,
-    },
-    /// A business number's quality or messaging limit changed.
-    Quality {
-        /// The WhatsApp Business Account that owns the number.
-        waba_id: String,
-        /// The number as the platform displays it (digits).
-        display_phone_number: String,
-        /// The event (`FLAGGED`, `UNFLAGGED`, `UPGRADE`, …).
-        event: String,
-        /// The rating the event implies ([`whatsapp::quality_rating`]).
-        rating: Option<&'static str>,
-    },
-}
-
-impl PlatformEvent {
-    /// The business number the event is about; `None` for the account-level ones (a
-    /// template's status, a number's quality, which name the WABA).
-    pub fn phone_number_id(&self) -> Option<&str> {
-        match self {
-            PlatformEvent::Status {
-                phone_number_id, ..
-            }
-            | PlatformEvent::Inbound {
-                phone_number_id, ..
-            }
-            | PlatformEvent::NumberChanged {
-                phone_number_id, ..
-            }
-            | PlatformEvent::Preference {
-                phone_number_id, ..
-            } => Some(phone_number_id),
-            PlatformEvent::TemplateStatus { .. } | PlatformEvent::Quality { .. } => None,
-        }
-    }
-}
 
 /// Checks `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>` with the app
 /// secret, in constant time; false when the secret is empty or the header is missing or
@@ -157,6 +59,60 @@ pub fn verify_token_matches(expected: &str, given: &str) -> bool {
         Sha256::digest(given.as_bytes()),
     );
     a.as_slice().ct_eq(b.as_slice()).into()
+}
+
+/// WhatsApp's webhooks as a [`PlatformIntake`]: the verify token of the handshake and the app
+/// secret of `X-Hub-Signature-256` (`WM_WHATSAPP_VERIFY_TOKEN`, `WM_WHATSAPP_APP_SECRET`;
+/// without them every handshake and every body is refused).
+#[derive(Clone, Default)]
+pub struct WhatsAppIntake {
+    /// The handshake's `hub.verify_token`.
+    pub verify_token: Option<String>,
+    /// The app secret the bodies are signed with.
+    pub app_secret: Option<String>,
+}
+
+impl std::fmt::Debug for WhatsAppIntake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WhatsAppIntake")
+            .field("verify_token", &self.verify_token.as_ref().map(|_| "<set>"))
+            .field("app_secret", &self.app_secret.as_ref().map(|_| "<set>"))
+            .finish()
+    }
+}
+
+impl PlatformIntake for WhatsAppIntake {
+    fn name(&self) -> &'static str {
+        "whatsapp"
+    }
+
+    fn handshake(&self, query: &[(String, String)]) -> Handshake {
+        let get = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        match (
+            self.verify_token.as_deref(),
+            get("hub.mode"),
+            get("hub.verify_token"),
+            get("hub.challenge"),
+        ) {
+            (Some(expected), Some("subscribe"), Some(given), Some(challenge))
+                if verify_token_matches(expected, given) =>
+            {
+                Handshake::Accept(challenge.to_owned())
+            }
+            _ => Handshake::Refuse,
+        }
+    }
+
+    fn verify(&self, header: &dyn Fn(&str) -> Option<String>, body: &[u8]) -> bool {
+        let signature = header("x-hub-signature-256");
+        self.app_secret
+            .as_deref()
+            .is_some_and(|secret| verify_signature(secret, signature.as_deref(), body))
+    }
+
+    fn parse(&self, body: &[u8]) -> Result<Vec<PlatformEvent>, String> {
+        parse(body)
+    }
 }
 
 /// Reads a webhook body into events; `Err` only when it is not the documented envelope
@@ -286,17 +242,9 @@ fn inbound(phone_number_id: &str, contacts: &[Value], m: &Value) -> Option<Platf
     let kind = text(m.get("type"))
         .unwrap_or_else(|| "unknown".to_owned())
         .to_ascii_lowercase();
-    let body = match kind.as_str() {
-        "text" => text(m.pointer("/text/body")),
-        "button" => text(m.pointer("/button/text")).or_else(|| text(m.pointer("/button/payload"))),
-        "interactive" => text(m.pointer("/interactive/button_reply/title"))
-            .or_else(|| text(m.pointer("/interactive/list_reply/title"))),
-        "image" | "video" | "document" => text(m.get(&kind).and_then(|media| media.get("caption"))),
-        "system" => return number_changed(phone_number_id, &from, &message_id, m),
-        // `unsupported`, `unknown`, media without text and types added later: still a
-        // message from someone, whose contact and conversation must exist.
-        _ => None,
-    };
+    if kind == "system" {
+        return number_changed(phone_number_id, &from, &message_id, m);
+    }
     let contact = contacts
         .iter()
         .find(|c| text(c.get("wa_id")).as_deref() == Some(from.as_str()))
@@ -305,16 +253,119 @@ fn inbound(phone_number_id: &str, contacts: &[Value], m: &Value) -> Option<Platf
         } else {
             None
         });
-    Some(PlatformEvent::Inbound {
+    Some(PlatformEvent::Inbound(InboundMessage {
         phone_number_id: phone_number_id.to_owned(),
         message_id,
         name: contact.and_then(|c| text(c.pointer("/profile/name"))),
         from,
         at_ms: timestamp_ms(m.get("timestamp")),
-        kind,
-        text: body,
+        content: content(&kind, m),
         context_id: text(m.pointer("/context/id")),
-    })
+    }))
+}
+
+/// The content of an inbound message of type `kind`; `unsupported`, `unknown` and kinds
+/// added later are UNSUPPORTED with their name kept: still a message from someone.
+fn content(kind: &str, m: &Value) -> Content {
+    let part = m.get(kind);
+    let field = |name: &str| text(part.and_then(|p| p.get(name)));
+    let media_kind = match kind {
+        "image" => Some(MessageType::Image),
+        "video" => Some(MessageType::Video),
+        "audio" => Some(MessageType::Audio),
+        "document" => Some(MessageType::Document),
+        "sticker" => Some(MessageType::Sticker),
+        _ => None,
+    };
+    if let Some(t) = media_kind {
+        let mut c = Content::of(t, kind);
+        c.text = field("caption");
+        c.media = field("id").map(|platform_id| InboundMedia {
+            platform_id,
+            mime_type: field("mime_type"),
+            sha256: field("sha256"),
+            filename: field("filename"),
+        });
+        return c;
+    }
+    match kind {
+        "text" => {
+            let mut c = Content::of(MessageType::Text, kind);
+            c.text = field("body");
+            c
+        }
+        "button" => {
+            let mut c = Content::of(MessageType::Button, kind);
+            c.text = field("text").or_else(|| field("payload"));
+            c.interactive = Some(MessageInteractive {
+                kind: "button".into(),
+                reply_id: field("payload"),
+                title: field("text"),
+            });
+            c
+        }
+        "interactive" => interactive(part),
+        "location" => {
+            let mut c = Content::of(MessageType::Location, kind);
+            let coordinate = |name: &str| part.and_then(|p| p.get(name)).and_then(number);
+            if let (Some(latitude), Some(longitude)) =
+                (coordinate("latitude"), coordinate("longitude"))
+            {
+                c.location = Some(MessageLocation {
+                    latitude,
+                    longitude,
+                    name: field("name"),
+                    address: field("address"),
+                });
+            }
+            c.text = field("name");
+            c
+        }
+        "contacts" => {
+            let mut c = Content::of(MessageType::Contacts, kind);
+            c.contacts = m.get("contacts").and_then(Value::as_array).cloned();
+            c
+        }
+        "reaction" => {
+            let mut c = Content::of(MessageType::Reaction, kind);
+            c.reaction = field("message_id").map(|id| (id, field("emoji")));
+            c.text = field("emoji");
+            c
+        }
+        "order" => {
+            let mut c = Content::of(MessageType::Order, kind);
+            c.text = field("text");
+            c.order = part.cloned();
+            c
+        }
+        other => Content::of(MessageType::Unsupported, other),
+    }
+}
+
+/// `interactive`: a reply to buttons, a list or a flow.
+fn interactive(part: Option<&Value>) -> Content {
+    let mut c = Content::of(MessageType::Interactive, "interactive");
+    let kind = text(part.and_then(|p| p.get("type"))).unwrap_or_default();
+    let reply = part.and_then(|p| p.get(&kind));
+    let field = |name: &str| text(reply.and_then(|r| r.get(name)));
+    let title = field("title").or_else(|| field("body"));
+    c.text = title.clone();
+    c.interactive = Some(MessageInteractive {
+        reply_id: field("id").or_else(|| field("response_json")),
+        title,
+        kind,
+    });
+    c
+}
+
+/// A number, or a string holding one (coordinates arrive as either).
+fn number(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+    .filter(|v| v.is_finite())
 }
 
 /// A `system` message: a number change becomes [`PlatformEvent::NumberChanged`]; other

@@ -11,6 +11,7 @@ use sea_orm::{
 use uuid::Uuid;
 use wm_types::conversations::{Conversation, InitiatedBy, UpdateConversation};
 use wm_types::enums::{ChannelType, ConversationStatus};
+use wm_types::events::EventKind;
 
 use crate::db::entities::conversation;
 use crate::db::tenant::{find_in_org, in_org_by, org_guard};
@@ -63,6 +64,17 @@ async fn view(conn: &impl ConnectionTrait, row: conversation::Model) -> ApiResul
         .ok_or_else(|| ApiError::not_found(NOT_FOUND))
 }
 
+/// `PATCH /conversations/{id}`: [`update`] of a conversation the key can read.
+pub async fn update_by_key(
+    state: &AppState,
+    org: Uuid,
+    id: Uuid,
+    body: UpdateConversation,
+) -> ApiResult<Conversation> {
+    get(state, org, id).await?;
+    update(state, org, id, body).await
+}
+
 /// `GET /conversations/{id}`.
 pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Conversation> {
     let types = active_types(state, org).await?;
@@ -75,7 +87,10 @@ pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Conversatio
     view(&state.db.conn, row).await
 }
 
-/// The operator's change of status or assignee.
+/// A change of status or assignee (the operator's, or an API key's with
+/// `conversations:write`), announced in the same transaction: `conversation.closed` when it
+/// is resolved, `conversation.opened` when a resolved one is opened again,
+/// `conversation.assigned` when it gets a (new) assignee.
 pub async fn update(
     state: &AppState,
     org: Uuid,
@@ -108,6 +123,25 @@ pub async fn update(
         q = q.col_expr(conversation::Column::AssignedToUserId, Expr::val(assignee));
     }
     q.exec(&*txn).await?;
+    let was_resolved = row.status == ConversationStatus::Resolved;
+    let mut events = Vec::new();
+    match body.status {
+        Some(ConversationStatus::Resolved) if !was_resolved => {
+            events.push(EventKind::ConversationClosed);
+        }
+        Some(s) if s != ConversationStatus::Resolved && was_resolved => {
+            events.push(EventKind::ConversationOpened);
+        }
+        _ => {}
+    }
+    if let Some(Some(u)) = body.assigned_to_user_id
+        && row.assigned_to_user_id != Some(u)
+    {
+        events.push(EventKind::ConversationAssigned);
+    }
+    for kind in events {
+        crate::services::messages::announce_conversation(&*txn, org, id, kind, now).await?;
+    }
     txn.commit().await?;
     let row = find_in_org::<conversation::Entity>(org, id)
         .unique(&state.db.conn)
@@ -123,8 +157,9 @@ pub async fn touch_from_contact(
     contact: Uuid,
     channel: Uuid,
     kind: ChannelType,
+    written_at: i64,
     now: i64,
-) -> ApiResult<Uuid> {
+) -> ApiResult<Touched> {
     // Two messages of one contact applied at once (platform webhooks, replicas) must land
     // in one conversation: on PostgreSQL the contact's row is locked for this transaction
     // (SQLite has one writer at a time already).
@@ -141,12 +176,18 @@ pub async fn touch_from_contact(
         .one(conn)
         .await?;
     if let Some(c) = open {
+        // The window runs from the customer's latest message, whatever order they arrive in.
+        let last = c.last_inbound_at.map_or(written_at, |l| l.max(written_at));
         conversation::Entity::update_many()
             .col_expr(conversation::Column::UpdatedAt, Expr::val(now))
+            .col_expr(conversation::Column::LastInboundAt, Expr::val(last))
             .filter(conversation::Column::Id.eq(c.id))
             .exec(conn)
             .await?;
-        return Ok(c.id);
+        return Ok(Touched {
+            id: c.id,
+            opened: false,
+        });
     }
     let id = Uuid::now_v7();
     conversation::Entity::insert(conversation::ActiveModel {
@@ -160,10 +201,20 @@ pub async fn touch_from_contact(
         initiated_by: Set(InitiatedBy::Contact),
         assigned_to_user_id: Set(None),
         resolved_at: Set(None),
+        last_inbound_at: Set(Some(written_at)),
         created_at: Set(now),
         updated_at: Set(now),
     })
     .exec_without_returning(conn)
     .await?;
-    Ok(id)
+    Ok(Touched { id, opened: true })
+}
+
+/// The conversation a contact's message landed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Touched {
+    /// Its id.
+    pub id: Uuid,
+    /// Whether it was opened by this message.
+    pub opened: bool,
 }

@@ -20,8 +20,10 @@ use sea_orm::{
 use uuid::Uuid;
 use wm_core::provider::StatusUpdate;
 use wm_types::Money;
+use wm_types::Timestamp;
 use wm_types::campaigns::LedgerKind;
 use wm_types::enums::RecipientStatus;
+use wm_types::events::{CampaignRepliedData, EventKind};
 
 use crate::db::Unique;
 use crate::db::entities::{pending_status, recipient};
@@ -303,13 +305,15 @@ pub async fn opt_out_contact(
 /// reply quotes (the platform's id in `replied_to`) when it is one of ours, else their
 /// latest SENT, DELIVERED or READ one. A reply that quotes a known message credits that
 /// message only, once: were it already REPLIED (a second answer to the same message), the
-/// fallback would credit some other campaign with a reply it never got. `false` when
-/// nothing was marked.
+/// fallback would credit some other campaign with a reply it never got. Announced as
+/// `campaign.replied` with the answer (`message`, when kept). `false` when nothing was
+/// marked.
 pub async fn mark_replied(
     conn: &impl ConnectionTrait,
     org: Uuid,
     contact: Uuid,
     replied_to: Option<&str>,
+    message: Option<Uuid>,
     now: i64,
 ) -> Result<bool, DbErr> {
     use RecipientStatus as R;
@@ -370,5 +374,14 @@ pub async fn mark_replied(
         now,
     )
     .await?;
+    let data = CampaignRepliedData {
+        organization_id: org,
+        campaign_id: r.campaign_id,
+        recipient_id: r.id,
+        contact_id: r.contact_id,
+        message_id: message,
+        replied_at: Timestamp::from_millis(now),
+    };
+    crate::db::outbox::push(conn, org, EventKind::CampaignReplied, &data, now).await?;
     Ok(true)
 }

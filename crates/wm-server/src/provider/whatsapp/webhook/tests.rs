@@ -15,6 +15,7 @@ use wm_fake_graph::{
 
 use super::*;
 use crate::provider::whatsapp::WhatsAppProvider;
+use wm_core::platform::InboundMessage as Received;
 
 const SECRET: &str = "app-secret";
 const NUMBER_ID: &str = "106540352242922";
@@ -269,19 +270,19 @@ async fn inbound_messages_template_and_quality_updates() {
         ("interactive", "Tuesday"),
     ];
     for (i, (kind, text)) in expect.into_iter().enumerate() {
-        let PlatformEvent::Inbound {
+        let PlatformEvent::Inbound(Received {
             phone_number_id,
             message_id,
             from,
             name,
             at_ms,
-            kind: k,
-            text: t,
+            content,
             context_id,
-        } = &events[i]
+        }) = &events[i]
         else {
             panic!("{:?}", events[i]);
         };
+        let (k, t) = (&content.platform_type, &content.text);
         assert_eq!(
             (phone_number_id.as_str(), from.as_str()),
             (NUMBER_ID, "5215512345678")
@@ -355,42 +356,62 @@ fn documented_inbound_text_and_unknowns() {
     assert_eq!(events.len(), 6, "{events:?}");
     assert_eq!(
         events[0],
-        PlatformEvent::Inbound {
+        PlatformEvent::Inbound(Received {
             phone_number_id: "27681414235104944".into(),
             message_id: "wamid.ABGGFlCGg0cvAgo-sJQh43L5Pe4W".into(),
             from: "16315551234".into(),
             name: Some("Kerry Fisher".into()),
             at_ms: Some(1_603_059_201_000),
-            kind: "text".into(),
-            text: Some("Hello this is an answer".into()),
+            content: Content {
+                text: Some("Hello this is an answer".into()),
+                ..Content::of(MessageType::Text, "text")
+            },
             context_id: None,
-        }
+        })
     );
-    let PlatformEvent::Inbound { kind, text, .. } = &events[1] else {
+    let PlatformEvent::Inbound(Received { content, .. }) = &events[1] else {
         panic!()
     };
     assert_eq!(
-        (kind.as_str(), text.as_deref()),
-        ("image", Some("see\u{FFFD}this"))
+        (content.kind, content.text.as_deref()),
+        (MessageType::Image, Some("see\u{FFFD}this"))
+    );
+    assert_eq!(
+        content
+            .media
+            .as_ref()
+            .map(|m| (m.platform_id.as_str(), m.mime_type.as_deref())),
+        Some(("m1", Some("image/jpeg")))
     );
     // An unsupported message and a type added later are still someone writing.
     for (event, (want_id, want_kind)) in events[2..4]
         .iter()
         .zip([("wamid.3", "unsupported"), ("wamid.4", "some_future_type")])
     {
-        let PlatformEvent::Inbound {
+        let PlatformEvent::Inbound(Received {
             message_id,
-            kind,
-            text,
+            content,
             from,
             ..
-        } = event
+        }) = event
         else {
             panic!("{event:?}")
         };
         assert_eq!(
-            (message_id.as_str(), kind.as_str(), text, from.as_str()),
-            (want_id, want_kind, &None, "16315551234")
+            (
+                message_id.as_str(),
+                content.kind,
+                content.platform_type.as_str(),
+                &content.text,
+                from.as_str()
+            ),
+            (
+                want_id,
+                MessageType::Unsupported,
+                want_kind,
+                &None,
+                "16315551234"
+            )
         );
     }
     assert!(
@@ -492,4 +513,74 @@ fn verify_tokens() {
     assert!(!verify_token_matches("tok-123", "tok-124"));
     assert!(!verify_token_matches("tok-123", "tok-1234"));
     assert!(!verify_token_matches("", ""));
+}
+
+/// The inbound examples of Meta's messages webhook reference (location, contacts, a
+/// document, a sticker, a reaction, a list reply, a quick-reply button, an order), trimmed to
+/// one envelope.
+#[test]
+fn documented_inbound_kinds() {
+    let body = r#"{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"field":"messages","value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},
+      "contacts":[{"profile":{"name":"Sheena Nelson"},"wa_id":"16505551234"}],
+      "messages":[
+        {"from":"16505551234","id":"wamid.L","timestamp":"1749416383","type":"location","location":{"address":"1 Hacker Way, Menlo Park, CA 94025","latitude":37.483253479003906,"longitude":-122.14960479736328,"name":"Main Campus","url":"https://www.meta.com"}},
+        {"from":"16505551234","id":"wamid.C","timestamp":"1749416383","type":"contacts","contacts":[{"name":{"first_name":"Jessica","formatted_name":"Jessica Laverdetman"},"phones":[{"phone":"+1 (650) 555-1234","type":"MOBILE","wa_id":"16505551234"}]}]},
+        {"from":"16505551234","id":"wamid.D","timestamp":"1749416383","type":"document","document":{"caption":"Lucky Shrub Invoice","filename":"lucky-shrub-invoice.pdf","mime_type":"application/pdf","sha256":"JfFdcc8pRo6jCJ8nd2KyBZGz4YgXlk4sY2SEgudyF+4=","id":"1003383421387256"}},
+        {"from":"16505551234","id":"wamid.S","timestamp":"1749416383","type":"sticker","sticker":{"mime_type":"image/webp","sha256":"Y2k4=","id":"1003383421387257","animated":false}},
+        {"from":"16505551234","id":"wamid.R","timestamp":"1749416383","type":"reaction","reaction":{"message_id":"wamid.OUT","emoji":"\ud83d\udc4d"}},
+        {"context":{"from":"15550783881","id":"wamid.OUT"},"from":"16505551234","id":"wamid.I","timestamp":"1749416383","type":"interactive","interactive":{"type":"list_reply","list_reply":{"id":"priority_express","title":"Express Shipping","description":"Next Day to 2 Days"}}},
+        {"context":{"from":"15550783881","id":"wamid.OUT"},"from":"16505551234","id":"wamid.B","timestamp":"1749416383","type":"button","button":{"payload":"Unsubscribe","text":"Unsubscribe from promos"}},
+        {"from":"16505551234","id":"wamid.O","timestamp":"1749416383","type":"order","order":{"catalog_id":"194836987003835","text":"Three of these, please","product_items":[{"product_retailer_id":"di9ozbzfi4","quantity":3,"item_price":30,"currency":"USD"}]}}
+      ]}}]}]}"#;
+    let events = parse(body.as_bytes()).unwrap();
+    let contents: Vec<&Content> = events
+        .iter()
+        .map(|e| match e {
+            PlatformEvent::Inbound(m) => &m.content,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(contents.len(), 8);
+    let l = contents[0].location.as_ref().unwrap();
+    assert_eq!(
+        (l.latitude, l.longitude, l.name.as_deref()),
+        (37.483253479003906, -122.14960479736328, Some("Main Campus"))
+    );
+    assert_eq!(contents[1].kind, MessageType::Contacts);
+    assert_eq!(contents[1].contacts.as_ref().map(Vec::len), Some(1));
+    let d = contents[2].media.as_ref().unwrap();
+    assert_eq!(
+        (
+            contents[2].kind,
+            d.platform_id.as_str(),
+            d.filename.as_deref(),
+            contents[2].text.as_deref()
+        ),
+        (
+            MessageType::Document,
+            "1003383421387256",
+            Some("lucky-shrub-invoice.pdf"),
+            Some("Lucky Shrub Invoice")
+        )
+    );
+    assert_eq!(contents[3].kind, MessageType::Sticker);
+    assert_eq!(
+        contents[4].reaction,
+        Some(("wamid.OUT".to_owned(), Some("\u{1F44D}".to_owned())))
+    );
+    let i = contents[5].interactive.as_ref().unwrap();
+    assert_eq!(
+        (i.kind.as_str(), i.reply_id.as_deref(), i.title.as_deref()),
+        (
+            "list_reply",
+            Some("priority_express"),
+            Some("Express Shipping")
+        )
+    );
+    assert_eq!(
+        (contents[6].kind, contents[6].text.as_deref()),
+        (MessageType::Button, Some("Unsubscribe from promos"))
+    );
+    assert_eq!(contents[7].kind, MessageType::Order);
+    assert_eq!(contents[7].text.as_deref(), Some("Three of these, please"));
 }

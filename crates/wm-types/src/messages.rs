@@ -1,0 +1,256 @@
+//! Messages of a conversation: what a customer wrote and what the business sent, kept as
+//! one thread per conversation (v1 addition; reading through `GET /conversations/{id}/messages`).
+//!
+//! One model serves both directions so a thread reads the same whoever wrote: the content is
+//! a `type` plus the part that type fills (`text`, `media`, `location`, `interactive`,
+//! `template`, `contacts`, `reaction`); a kind the platform adds later arrives as
+//! `UNSUPPORTED` and is still a message of its thread.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::common::{Money, Timestamp};
+
+wire_enum!(
+    /// Who wrote a message.
+    MessageDirection {
+        Inbound = "INBOUND",
+        Outbound = "OUTBOUND",
+    }
+);
+
+wire_enum!(
+    /// What a message holds.
+    MessageType {
+        Text = "TEXT",
+        Image = "IMAGE",
+        Video = "VIDEO",
+        Audio = "AUDIO",
+        Document = "DOCUMENT",
+        Sticker = "STICKER",
+        Location = "LOCATION",
+        Contacts = "CONTACTS",
+        Interactive = "INTERACTIVE",
+        Button = "BUTTON",
+        Reaction = "REACTION",
+        Order = "ORDER",
+        Template = "TEMPLATE",
+        Unsupported = "UNSUPPORTED",
+    }
+);
+
+impl MessageType {
+    /// Whether the message carries a media file (`media` is set).
+    pub fn is_media(&self) -> bool {
+        matches!(
+            self,
+            MessageType::Image
+                | MessageType::Video
+                | MessageType::Audio
+                | MessageType::Document
+                | MessageType::Sticker
+        )
+    }
+}
+
+wire_enum!(
+    /// Where a message stands. Outbound: PENDING → SENT → DELIVERED → READ, or FAILED; it
+    /// never moves backwards. Inbound: RECEIVED, then READ once the business marked it read.
+    MessageStatus {
+        Pending = "PENDING",
+        Sent = "SENT",
+        Delivered = "DELIVERED",
+        Read = "READ",
+        Failed = "FAILED",
+        Received = "RECEIVED",
+    }
+);
+
+wire_enum!(
+    /// Who sent an outbound message.
+    SenderKind {
+        User = "USER",
+        Automation = "AUTOMATION",
+        Campaign = "CAMPAIGN",
+    }
+);
+
+/// A media file of a message. Inbound media is downloaded from the platform soon after it
+/// arrives and served by `GET /media/{id}` (`id` here) while `stored` is true.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageMedia {
+    /// wm's media id, for `GET /media/{id}`.
+    pub id: Uuid,
+    /// MIME type as the platform gave it (`image/jpeg`).
+    pub mime_type: Option<String>,
+    /// Size in bytes, once known.
+    pub size: Option<u64>,
+    /// File name (documents).
+    pub filename: Option<String>,
+    /// Caption.
+    pub caption: Option<String>,
+    /// Whether wm holds the bytes (false while the download is pending or after it failed).
+    pub stored: bool,
+}
+
+/// A shared location.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageLocation {
+    /// Latitude.
+    pub latitude: f64,
+    /// Longitude.
+    pub longitude: f64,
+    /// Place name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+}
+
+/// A reply to buttons or a list (inbound), or the buttons sent (outbound).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageInteractive {
+    /// `button_reply`, `list_reply`, `nfm_reply`, `button` (a template's quick reply) or
+    /// `buttons` (sent reply buttons).
+    pub kind: String,
+    /// The chosen option's id or payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_id: Option<String>,
+    /// The chosen option's title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// The template of an outbound template message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageTemplate {
+    /// Template id in wm.
+    pub template_id: Option<Uuid>,
+    /// Name.
+    pub name: String,
+    /// Language code.
+    pub language: String,
+    /// Body variables in position order.
+    pub variables: Vec<String>,
+}
+
+/// A reaction to another message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageReaction {
+    /// The message reacted to, when wm has it.
+    pub message_id: Option<Uuid>,
+    /// The emoji; null when the reaction was removed.
+    pub emoji: Option<String>,
+}
+
+/// Who sent an outbound message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SentBy {
+    /// A user, an automation or a campaign.
+    pub kind: SenderKind,
+    /// Its id.
+    pub id: Uuid,
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    /// Message id.
+    pub id: Uuid,
+    /// Conversation.
+    pub conversation_id: Uuid,
+    /// Contact.
+    pub contact_id: Uuid,
+    /// INBOUND (the customer) or OUTBOUND (the business).
+    pub direction: MessageDirection,
+    /// What it holds.
+    #[serde(rename = "type")]
+    pub message_type: MessageType,
+    /// Text, a caption, a button's or a reply's title.
+    pub text: Option<String>,
+    /// Media (media types).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<MessageMedia>,
+    /// Template (TEMPLATE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<MessageTemplate>,
+    /// Interactive reply or buttons (INTERACTIVE, BUTTON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interactive: Option<MessageInteractive>,
+    /// Location (LOCATION).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<MessageLocation>,
+    /// Shared contact cards as the platform sent them (CONTACTS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contacts: Option<Vec<serde_json::Value>>,
+    /// Reaction (REACTION).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reaction: Option<MessageReaction>,
+    /// The order as the platform sent it (ORDER).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<serde_json::Value>,
+    /// The message it quotes, when wm has it.
+    pub reply_to_message_id: Option<Uuid>,
+    /// Where it stands.
+    pub status: MessageStatus,
+    /// Why it failed (FAILED).
+    pub error_message: Option<String>,
+    /// What it cost (outbound), in the organisation's currency.
+    pub cost: Option<Money>,
+    /// Who sent it (outbound).
+    pub sent_by: Option<SentBy>,
+    /// When it was written (inbound: when the customer sent it).
+    pub created_at: Timestamp,
+}
+
+/// `GET /conversations/{id}/messages` query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListMessagesQuery {
+    /// Page size (default 50).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub page_size: Option<u64>,
+    /// Only messages older than this one (its id, from a previous page).
+    #[serde(default)]
+    pub before: Option<Uuid>,
+}
+
+/// Keyset page metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CursorMeta {
+    /// Page size used.
+    pub page_size: u64,
+    /// Whether older messages remain (pass the last id as `before`).
+    pub has_more: bool,
+}
+
+/// `GET /conversations/{id}/messages` response: newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MessageList {
+    /// Messages, newest first.
+    pub data: Vec<Message>,
+    /// Paging.
+    pub meta: CursorMeta,
+}
+
+/// Payload of `message.received` and `message.sent` (and its later statuses, delivered
+/// again with the new `status`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageEventData {
+    /// Organisation.
+    pub organization_id: Uuid,
+    /// The message as `GET /conversations/{id}/messages` shows it.
+    pub message: Message,
+}
