@@ -22,8 +22,8 @@ pub enum PlatformEvent {
         code: Option<i64>,
     },
     /// A person wrote to a business number (every kind, unknown kinds included: whoever
-    /// writes is never lost).
-    Inbound(InboundMessage),
+    /// writes is never lost). Boxed: a message's content is far larger than the others.
+    Inbound(Box<InboundMessage>),
     /// A person moved their account to a new number.
     NumberChanged {
         /// The business number told.
@@ -191,4 +191,41 @@ pub trait PlatformIntake: Send + Sync + 'static {
     /// Reads a body into events; `Err` only when it is not the platform's envelope at all
     /// (unknown parts inside it are skipped).
     fn parse(&self, body: &[u8]) -> Result<Vec<PlatformEvent>, String>;
+}
+
+/// A media file fetched from the platform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    /// The bytes.
+    pub bytes: Vec<u8>,
+    /// Its MIME type as the platform says.
+    pub mime_type: Option<String>,
+}
+
+/// Why a media file was not fetched.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    /// The platform no longer has it, or will never give it to us (unknown id, expired,
+    /// too large): not tried again.
+    #[error("gone: {0}")]
+    Gone(String),
+    /// Not now (an outage, a timeout, a rate limit): tried again later.
+    #[error("retry later: {0}")]
+    RetryLater(String),
+}
+
+/// Where inbound media is fetched from: the platform that received it, with the business
+/// number's account (its media id lives a limited time there, WhatsApp: 7 days).
+#[async_trait::async_trait]
+pub trait MediaSource: Send + Sync + 'static {
+    /// The provider's name, as its [`PlatformIntake::name`].
+    fn name(&self) -> &'static str;
+
+    /// Fetches the file the platform knows as `media_id`, at most `max_bytes` long.
+    async fn fetch(
+        &self,
+        media_id: &str,
+        account: &crate::provider::PlatformAccount,
+        max_bytes: u64,
+    ) -> Result<Fetched, FetchError>;
 }

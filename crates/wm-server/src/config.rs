@@ -114,6 +114,15 @@ pub struct ServeArgs {
     /// Messages per second per sender number.
     #[arg(long, env = "WM_PROVIDER_MPS", default_value_t = 80)]
     pub provider_mps: u32,
+    /// The directory inbound media files are kept in (created if missing), unless a
+    /// bucket is set.
+    #[arg(long, env = "WM_MEDIA_DIR", default_value = "wm-media")]
+    pub media_dir: std::path::PathBuf,
+    /// An S3-compatible bucket for inbound media (replicas need one they all reach); its
+    /// endpoint, region and credentials come from `AWS_ENDPOINT`, `AWS_REGION`,
+    /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` (and `AWS_ALLOW_HTTP=true` for plain HTTP).
+    #[arg(long, env = "WM_MEDIA_S3_BUCKET")]
+    pub media_s3_bucket: Option<String>,
     /// Seed a demo organisation and print an all-scopes API key.
     #[arg(long, default_value_t = false)]
     pub demo: bool,

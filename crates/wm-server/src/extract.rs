@@ -314,6 +314,7 @@ macro_rules! path_ids {
 path_ids! {
     ContactId("id") => "Contact";
     ImportId("id") => "Import";
+    MediaId("id") => "Media";
     CampaignId("id") => "Campaign";
     AutomationId("id") => "Automation";
     ConversationId("id") => "Conversation";

@@ -45,6 +45,7 @@ pub mod error;
 pub mod extract;
 pub mod keys;
 pub mod listener;
+pub mod media;
 pub mod observe;
 pub mod openapi;
 pub mod provider;
@@ -189,8 +190,15 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             app_secret: args.whatsapp_app_secret.clone(),
             verify_token: args.whatsapp_verify_token.clone(),
         },
+        media: media::MediaSettings {
+            dir: args.media_dir.clone(),
+            s3_bucket: args.media_s3_bucket.clone(),
+            ..Default::default()
+        },
         ..Settings::new(admin_token.clone())
     };
+    // Refuse a media store that cannot be opened before listening.
+    media::MediaStore::open(&settings.media)?;
     let clock: Arc<dyn wm_core::time::Clock> = Arc::new(wm_core::time::SystemClock);
     let provider: Arc<dyn wm_core::provider::MessagingProvider> = match args.provider.as_str() {
         "whatsapp" => Arc::new(

@@ -33,6 +33,8 @@ pub struct Settings {
     pub reconcile_after: std::time::Duration,
     /// WhatsApp Cloud API settings.
     pub whatsapp: WhatsAppSettings,
+    /// Where inbound media is kept (`WM_MEDIA_*`).
+    pub media: crate::media::MediaSettings,
     /// Recipients per step of a campaign batch too large for one transaction: read per
     /// step when priced, queued per step after the charge (`services::sending::queueing`).
     pub charge_step: u64,
@@ -92,6 +94,7 @@ impl Settings {
             limits: crate::listener::Limits::default(),
             reconcile_after: std::time::Duration::from_secs(15 * 60),
             whatsapp: WhatsAppSettings::default(),
+            media: crate::media::MediaSettings::default(),
             charge_step: 2_000,
             audience_step: 5_000,
             audience_writes: 2,
@@ -125,6 +128,8 @@ pub struct Inner {
     pub campaign_wake: tokio::sync::Notify,
     /// Wakes the platform-webhook applier when a webhook was kept.
     pub intake_wake: tokio::sync::Notify,
+    /// Wakes the media fetcher when a message with media was kept.
+    pub media_wake: tokio::sync::Notify,
     /// Wakes the import worker when an upload was stored.
     pub imports_wake: tokio::sync::Notify,
     /// Encrypts platform access tokens at rest (`WM_SECRET_KEY`; none: tokens cannot be
@@ -134,6 +139,10 @@ pub struct Inner {
     pub whatsapp: Option<Arc<crate::provider::whatsapp::WhatsAppProvider>>,
     /// The platforms whose webhooks wm takes, by name (`/platform/{name}/webhook`).
     pub intakes: Vec<Arc<dyn wm_core::platform::PlatformIntake>>,
+    /// Where inbound media is fetched from, by provider name.
+    pub media_sources: Vec<Arc<dyn wm_core::platform::MediaSource>>,
+    /// Where inbound media is kept.
+    pub media: crate::media::MediaStore,
     /// The writer of `POST /contacts` (grouped commits on SQLite).
     pub creates: crate::services::contacts::batch::Creates,
     /// Worker heartbeats and the shutdown flag, read by the readiness probe.
@@ -176,6 +185,11 @@ impl AppState {
         .ok()
         .map(Arc::new);
         let intakes = crate::provider::intakes(&settings);
+        let media_sources = crate::provider::media_sources(whatsapp.as_ref());
+        let media = crate::media::MediaStore::open(&settings.media).unwrap_or_else(|e| {
+            tracing::error!(error = %format!("{e:#}"), "the media store cannot be opened; media is kept in memory");
+            crate::media::MediaStore::in_memory()
+        });
         let limiter = Limiter::for_db(&db, settings.rate_limit_per_minute);
         let pacer = Pacer::new(db.clone(), settings.provider_mps);
         let creates = crate::services::contacts::batch::Creates::new(db.clone(), clock.clone());
@@ -186,18 +200,29 @@ impl AppState {
             secret_key,
             whatsapp,
             intakes,
+            media_sources,
+            media,
             db,
             clock,
             provider,
             campaign_wake: tokio::sync::Notify::new(),
             intake_wake: tokio::sync::Notify::new(),
             imports_wake: tokio::sync::Notify::new(),
+            media_wake: tokio::sync::Notify::new(),
             settings,
             keys: KeyCache::default(),
             lookups: LookupCache::default(),
             health: Default::default(),
             stop: Default::default(),
         }))
+    }
+
+    /// Where media of the platform named `name` is fetched from.
+    pub fn media_source(&self, name: &str) -> Option<Arc<dyn wm_core::platform::MediaSource>> {
+        self.media_sources
+            .iter()
+            .find(|m| m.name() == name)
+            .cloned()
     }
 
     /// The intake of the platform named `name`, if wm takes its webhooks.

@@ -26,16 +26,10 @@ wire_enum!(
 );
 
 impl EventKind {
-    /// Whether the service emits this kind yet; the others are "coming soon" and may be
-    /// subscribed to in advance.
+    /// Whether the service emits this kind yet; the others (`bot.*`) are "coming soon" and
+    /// may be subscribed to in advance.
     pub fn is_active(&self) -> bool {
-        matches!(
-            self,
-            EventKind::ContactCreated
-                | EventKind::ContactUpdated
-                | EventKind::ContactStageChanged
-                | EventKind::CampaignFinished
-        )
+        !matches!(self, EventKind::BotHandoff | EventKind::BotMessage)
     }
 }
 

@@ -166,8 +166,9 @@ pub struct SentBy {
 pub struct Message {
     /// Message id.
     pub id: Uuid,
-    /// Conversation.
-    pub conversation_id: Uuid,
+    /// Conversation; null while a campaign message sent to a contact with no open
+    /// conversation waits for the conversation their next message opens.
+    pub conversation_id: Option<Uuid>,
     /// Contact.
     pub contact_id: Uuid,
     /// INBOUND (the customer) or OUTBOUND (the business).

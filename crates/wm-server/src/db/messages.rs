@@ -70,8 +70,8 @@ pub fn stored_of(m: &message::Model) -> Stored {
 pub struct NewMessage {
     /// Organisation.
     pub organization_id: Uuid,
-    /// Conversation.
-    pub conversation_id: Uuid,
+    /// Conversation (none yet: a campaign message to someone with no open conversation).
+    pub conversation_id: Option<Uuid>,
     /// Contact.
     pub contact_id: Uuid,
     /// Direction.
@@ -94,6 +94,8 @@ pub struct NewMessage {
     pub cost_micros: Option<i64>,
     /// Sender (outbound).
     pub sent_by: Option<(SenderKind, Uuid)>,
+    /// The campaign recipient it was sent to, whose status it shows.
+    pub recipient_id: Option<Uuid>,
     /// When it was written.
     pub created_at: i64,
 }
@@ -122,6 +124,7 @@ pub async fn insert(conn: &impl ConnectionTrait, m: NewMessage) -> Result<messag
         cost_micros: m.cost_micros,
         sent_by_kind: m.sent_by.map(|(k, _)| k),
         sent_by_id: m.sent_by.map(|(_, id)| id),
+        recipient_id: m.recipient_id,
         created_at: m.created_at,
         updated_at: m.created_at,
     };
@@ -129,6 +132,22 @@ pub async fn insert(conn: &impl ConnectionTrait, m: NewMessage) -> Result<messag
         .exec_without_returning(conn)
         .await?;
     Ok(row)
+}
+
+/// Gives the contact's messages that wait for a conversation (campaign messages sent while
+/// they had none open) to `conversation`.
+pub async fn adopt(
+    conn: &impl ConnectionTrait,
+    contact: Uuid,
+    conversation: Uuid,
+) -> Result<u64, DbErr> {
+    Ok(message::Entity::update_many()
+        .col_expr(message::Column::ConversationId, Expr::val(conversation))
+        .filter(message::Column::ContactId.eq(contact))
+        .filter(message::Column::ConversationId.is_null())
+        .exec(conn)
+        .await?
+        .rows_affected)
 }
 
 /// The message of `org` the platform knows as `platform_id`, if wm has it.

@@ -11,6 +11,7 @@ pub mod contacts;
 pub mod conversations;
 pub mod imports;
 pub mod lifecycle_stages;
+pub mod media;
 pub mod phone_numbers;
 pub mod platform;
 pub mod reports;
@@ -42,4 +43,5 @@ pub fn router() -> ApiRouter<AppState> {
         .merge(campaigns::router())
         .merge(reports::router())
         .merge(webhooks::router())
+        .merge(media::router())
 }

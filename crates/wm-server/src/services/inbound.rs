@@ -224,6 +224,8 @@ async fn apply(state: &AppState, org: Uuid, arrival: Arrival) -> ApiResult<Optio
     let replied_campaign =
         sending::mark_replied(&*txn, org, contact_id, replied_to, Some(message), now).await?;
     txn.commit().await?;
+    // A media file to fetch now rather than at the fetcher's next look.
+    state.media_wake.notify_one();
     Ok(Some(InboundResult {
         contact_id,
         conversation_id: touched.id,

@@ -1,12 +1,18 @@
 //! Messages of conversations: keeping what a customer sent (with its media to fetch and the
 //! `message.received` and `conversation.opened` events), and reading a thread.
 
-use sea_orm::{ConnectionTrait, EntityTrait};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+};
 use uuid::Uuid;
 use wm_core::platform::Content;
+use wm_core::provider::{OutboundMessage, StatusUpdate};
+use wm_types::enums::{ChannelType, ConversationStatus, RecipientStatus};
 use wm_types::events::{ConversationEventData, EventKind};
 use wm_types::messages::{
     CursorMeta, ListMessagesQuery, MessageDirection, MessageEventData, MessageList, MessageStatus,
+    MessageTemplate, MessageType, SenderKind,
 };
 
 use crate::db::Unique;
@@ -94,7 +100,7 @@ pub async fn record_inbound(
         conn,
         NewMessage {
             organization_id: org,
-            conversation_id: r.conversation.id,
+            conversation_id: Some(r.conversation.id),
             contact_id: r.contact,
             direction: MessageDirection::Inbound,
             message_type: c.kind,
@@ -106,6 +112,7 @@ pub async fn record_inbound(
             status: MessageStatus::Received,
             cost_micros: None,
             sent_by: None,
+            recipient_id: None,
             created_at: r.written_at,
         },
     )
@@ -140,6 +147,151 @@ pub async fn record_inbound(
     Ok(id)
 }
 
+/// An outbound template message the platform accepted.
+#[derive(Debug, Clone, Copy)]
+pub struct Outbound<'a> {
+    /// Organisation.
+    pub org: Uuid,
+    /// The contact it went to.
+    pub contact: Uuid,
+    /// The platform's id of it.
+    pub platform_message_id: &'a str,
+    /// The call made.
+    pub message: &'a OutboundMessage,
+    /// The template in wm.
+    pub template_id: Option<Uuid>,
+    /// What it cost.
+    pub cost_micros: i64,
+    /// Who sent it.
+    pub sent_by: (SenderKind, Uuid),
+    /// The campaign recipient it was sent to (its status is the recipient's).
+    pub recipient_id: Option<Uuid>,
+}
+
+/// Keeps a template message the business sent (a campaign's or an automation's) in the
+/// contact's thread, in the caller's transaction: in their conversation on the platform's
+/// channel when one is not resolved, else waiting for the conversation their next message
+/// opens. Announced as `message.sent`.
+pub async fn record_outbound(
+    conn: &impl ConnectionTrait,
+    o: Outbound<'_>,
+    now: i64,
+) -> Result<(), DbErr> {
+    let open: Option<Uuid> = conversation::Entity::find()
+        .select_only()
+        .column(conversation::Column::Id)
+        .filter(conversation::Column::OrganizationId.eq(o.org))
+        .filter(conversation::Column::ContactId.eq(o.contact))
+        .filter(conversation::Column::ChannelType.eq(ChannelType::MessagingAppA))
+        .filter(conversation::Column::Status.ne(ConversationStatus::Resolved))
+        .order_by_desc(conversation::Column::UpdatedAt)
+        .into_tuple()
+        .one(conn)
+        .await?;
+    let m = o.message;
+    let stored = Stored {
+        template: Some(MessageTemplate {
+            template_id: o.template_id,
+            name: m.template.clone(),
+            language: m.language.clone(),
+            variables: m.parameters.clone(),
+        }),
+        ..Default::default()
+    };
+    let row = messages::insert(
+        conn,
+        NewMessage {
+            organization_id: o.org,
+            conversation_id: open,
+            contact_id: o.contact,
+            direction: MessageDirection::Outbound,
+            message_type: MessageType::Template,
+            body: Some(m.body.clone()),
+            stored,
+            media_id: None,
+            reply_to_id: None,
+            platform_message_id: Some(o.platform_message_id.to_owned()),
+            status: MessageStatus::Sent,
+            cost_micros: Some(o.cost_micros),
+            sent_by: Some(o.sent_by),
+            recipient_id: o.recipient_id,
+            created_at: now,
+        },
+    )
+    .await?;
+    announce(conn, o.org, row, now).await
+}
+
+/// Applies a platform status to an outbound message that is no campaign recipient's (an
+/// automation's): forward only (SENT → DELIVERED → READ; FAILED before delivery), announced
+/// as `message.sent` with the new status. `None` when wm has no such message; `Some(moved)`.
+pub async fn apply_status(
+    conn: &impl ConnectionTrait,
+    org: Option<Uuid>,
+    u: &StatusUpdate,
+    now: i64,
+) -> Result<Option<bool>, DbErr> {
+    use MessageStatus as M;
+    if u.provider_message_id.is_empty() {
+        return Ok(None);
+    }
+    let mut q = message::Entity::find()
+        .filter(message::Column::PlatformMessageId.eq(u.provider_message_id.clone()))
+        .filter(message::Column::Direction.eq(MessageDirection::Outbound))
+        .filter(message::Column::RecipientId.is_null());
+    if let Some(org) = org {
+        q = q.filter(message::Column::OrganizationId.eq(org));
+    }
+    let Some(m) = q.one(conn).await? else {
+        return Ok(None);
+    };
+    let (to, from): (M, &[M]) = match u.status {
+        RecipientStatus::Sent => (M::Sent, &[M::Pending]),
+        RecipientStatus::Delivered => (M::Delivered, &[M::Pending, M::Sent]),
+        RecipientStatus::Read => (M::Read, &[M::Pending, M::Sent, M::Delivered]),
+        RecipientStatus::Failed => (M::Failed, &[M::Pending, M::Sent]),
+        _ => return Ok(Some(false)),
+    };
+    let moved = message::Entity::update_many()
+        .col_expr(message::Column::Status, Expr::val(to))
+        .col_expr(message::Column::ErrorMessage, Expr::val(u.error.clone()))
+        .col_expr(message::Column::UpdatedAt, Expr::val(now))
+        .filter(message::Column::Id.eq(m.id))
+        .filter(message::Column::Status.is_in(from.iter().copied()))
+        .exec(conn)
+        .await?
+        .rows_affected
+        == 1;
+    if moved {
+        let org = m.organization_id;
+        if let Some(row) = message::Entity::find_by_id(m.id).unique(conn).await? {
+            announce(conn, org, row, now).await?;
+        }
+    }
+    Ok(Some(moved))
+}
+
+/// `message.sent` again for a campaign recipient's message whose status moved, if a webhook
+/// takes it.
+pub async fn announce_recipient(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    recipient: Uuid,
+    now: i64,
+) -> Result<(), DbErr> {
+    if !outbox::wanted(conn, org, EventKind::MessageSent).await? {
+        return Ok(());
+    }
+    let row = message::Entity::find()
+        .filter(message::Column::RecipientId.eq(recipient))
+        .one(conn)
+        .await?;
+    match row {
+        Some(row) => announce(conn, org, row, now).await,
+        None => Ok(()),
+    }
+}
+
 /// `message.received` or `message.sent` of a message row (its current status), if a webhook
 /// takes it.
 pub async fn announce(
@@ -147,7 +299,7 @@ pub async fn announce(
     org: Uuid,
     row: message::Model,
     now: i64,
-) -> ApiResult<()> {
+) -> Result<(), DbErr> {
     let kind = if row.direction == MessageDirection::Inbound {
         EventKind::MessageReceived
     } else {
@@ -174,7 +326,7 @@ pub async fn announce_conversation(
     id: Uuid,
     kind: EventKind,
     now: i64,
-) -> ApiResult<()> {
+) -> Result<(), DbErr> {
     if !outbox::wanted(conn, org, kind).await? {
         return Ok(());
     }
@@ -207,7 +359,7 @@ pub async fn list(
             let m = message::Entity::find_by_id(id)
                 .unique(conn)
                 .await?
-                .filter(|m| m.conversation_id == conversation && m.organization_id == org)
+                .filter(|m| m.conversation_id == Some(conversation) && m.organization_id == org)
                 .ok_or_else(|| {
                     ApiError::invalid("before must be the id of a message of this conversation")
                 })?;

@@ -9,6 +9,7 @@ pub mod conversations;
 pub mod deals;
 pub mod imports;
 pub mod inbound;
+pub mod media;
 pub mod messages;
 pub mod organizations;
 pub mod phone_numbers;

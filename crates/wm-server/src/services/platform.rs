@@ -252,7 +252,7 @@ async fn apply_to_org(
         }
         PlatformEvent::Inbound(m) => {
             let id = m.message_id.clone();
-            inbound::platform_message(state, org, provider, number.id, m)
+            inbound::platform_message(state, org, provider, number.id, *m)
                 .await
                 .map_err(|e| anyhow::anyhow!("inbound message {id}: {e}"))?;
         }

@@ -7,6 +7,7 @@ pub mod campaigns;
 pub mod counts;
 pub mod dispatch;
 pub mod imports;
+pub mod media;
 pub mod platform;
 pub mod queue;
 pub mod webhooks;
@@ -41,6 +42,7 @@ pub fn spawn_all(
         )),
         tokio::spawn(crate::changes::listen(state.clone(), cancel.clone())),
         tokio::spawn(platform::applier(state.clone(), cancel.clone())),
+        tokio::spawn(media::fetcher(state.clone(), cancel.clone())),
         tokio::spawn(counts::folder(state.clone(), cancel.clone())),
         tokio::spawn(queue::queuer(state.clone(), cancel.clone())),
         tokio::spawn(campaigns.run(cancel)),

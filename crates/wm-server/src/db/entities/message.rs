@@ -10,7 +10,7 @@ pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub id: Uuid,
     pub organization_id: Uuid,
-    pub conversation_id: Uuid,
+    pub conversation_id: Option<Uuid>,
     pub contact_id: Uuid,
     pub direction: wm_types::messages::MessageDirection,
     pub message_type: wm_types::messages::MessageType,
@@ -24,6 +24,7 @@ pub struct Model {
     pub cost_micros: Option<i64>,
     pub sent_by_kind: Option<wm_types::messages::SenderKind>,
     pub sent_by_id: Option<Uuid>,
+    pub recipient_id: Option<Uuid>,
     pub created_at: i64,
     pub updated_at: i64,
 }

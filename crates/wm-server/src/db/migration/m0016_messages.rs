@@ -1,6 +1,8 @@
 //! Conversations hold their messages: every message a customer sends and every one the
 //! business sends is a row of `messages`, read newest first through
-//! `(conversation_id, created_at, id)`; a media file of an inbound message is a row of
+//! `(conversation_id, created_at, id)`. A campaign message sent to someone with no open
+//! conversation waits without one (`conversation_id` null) and joins the conversation their
+//! next message opens; its status is its recipient's (`recipient_id`), never copied; a media file of an inbound message is a row of
 //! `media`, downloaded from the platform by the media worker (a lease, retries, the
 //! platform's deadline) into the media store; a conversation knows when its customer last
 //! wrote (`last_inbound_at`: the platform's 24-hour window).
@@ -21,7 +23,7 @@ impl MigrationTrait for Migration {
                 .table("messages")
                 .col(pk_uuid("id"))
                 .col(uuid("organization_id"))
-                .col(uuid("conversation_id"))
+                .col(uuid_null("conversation_id"))
                 .col(uuid("contact_id"))
                 .col(string_len("direction", 16))
                 .col(string_len("message_type", 16))
@@ -35,6 +37,7 @@ impl MigrationTrait for Migration {
                 .col(big_integer_null("cost_micros"))
                 .col(string_len_null("sent_by_kind", 16))
                 .col(uuid_null("sent_by_id"))
+                .col(uuid_null("recipient_id"))
                 .col(big_integer("created_at"))
                 .col(big_integer("updated_at"))
                 .foreign_key(&mut fk("messages", "conversation_id", "conversations"))
@@ -45,6 +48,20 @@ impl MigrationTrait for Migration {
             "ix_messages_thread",
             "messages",
             &["conversation_id", "created_at", "id"],
+            false,
+        ))
+        .await?;
+        m.create_index(index(
+            "ix_messages_contact",
+            "messages",
+            &["contact_id", "conversation_id"],
+            false,
+        ))
+        .await?;
+        m.create_index(index(
+            "ix_messages_recipient",
+            "messages",
+            &["recipient_id"],
             false,
         ))
         .await?;

@@ -404,5 +404,6 @@ impl MessagingProvider for WhatsAppProvider {
     }
 }
 
+mod media;
 #[cfg(test)]
 mod tests;

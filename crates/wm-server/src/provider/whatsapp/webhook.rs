@@ -253,7 +253,7 @@ fn inbound(phone_number_id: &str, contacts: &[Value], m: &Value) -> Option<Platf
         } else {
             None
         });
-    Some(PlatformEvent::Inbound(InboundMessage {
+    Some(PlatformEvent::Inbound(Box::new(InboundMessage {
         phone_number_id: phone_number_id.to_owned(),
         message_id,
         name: contact.and_then(|c| text(c.pointer("/profile/name"))),
@@ -261,7 +261,7 @@ fn inbound(phone_number_id: &str, contacts: &[Value], m: &Value) -> Option<Platf
         at_ms: timestamp_ms(m.get("timestamp")),
         content: content(&kind, m),
         context_id: text(m.pointer("/context/id")),
-    }))
+    })))
 }
 
 /// The content of an inbound message of type `kind`; `unsupported`, `unknown` and kinds

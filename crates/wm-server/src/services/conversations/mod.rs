@@ -184,6 +184,7 @@ pub async fn touch_from_contact(
             .filter(conversation::Column::Id.eq(c.id))
             .exec(conn)
             .await?;
+        crate::db::messages::adopt(conn, contact, c.id).await?;
         return Ok(Touched {
             id: c.id,
             opened: false,
@@ -207,6 +208,8 @@ pub async fn touch_from_contact(
     })
     .exec_without_returning(conn)
     .await?;
+    // Campaign messages sent while they had no conversation open are its first messages.
+    crate::db::messages::adopt(conn, contact, id).await?;
     Ok(Touched { id, opened: true })
 }
 

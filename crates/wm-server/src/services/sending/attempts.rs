@@ -11,12 +11,22 @@ use sea_orm::{
     QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
-use wm_core::provider::Accepted;
+use wm_core::provider::{Accepted, OutboundMessage};
 use wm_types::campaigns::CampaignStatus;
 use wm_types::enums::RecipientStatus;
+use wm_types::messages::SenderKind;
 
 use crate::db::entities::{campaign, recipient};
 use crate::services::contacts::platform;
+
+/// What a campaign sent, kept as the message of the recipient's thread.
+#[derive(Debug, Clone, Copy)]
+pub struct Sent<'a> {
+    /// The call made.
+    pub message: &'a OutboundMessage,
+    /// The campaign's template.
+    pub template_id: Uuid,
+}
 
 /// Why a recipient whose attempt was never settled fails.
 pub const OUTCOME_UNKNOWN: &str =
@@ -99,6 +109,7 @@ pub async fn sent(
     conn: &impl ConnectionTrait,
     r: &recipient::Model,
     accepted: &Accepted,
+    message: &Sent<'_>,
     now: i64,
 ) -> Result<(), DbErr> {
     let provider_message_id = accepted.message_id.as_str();
@@ -110,6 +121,17 @@ pub async fn sent(
         .exec(conn)
         .await?;
     super::receipts::remember_message_id(conn, r.id, provider_message_id).await?;
+    let outbound = crate::services::messages::Outbound {
+        org: r.organization_id,
+        contact: r.contact_id,
+        platform_message_id: provider_message_id,
+        message: message.message,
+        template_id: Some(message.template_id),
+        cost_micros: r.cost_micros,
+        sent_by: (SenderKind::Campaign, r.campaign_id),
+        recipient_id: Some(r.id),
+    };
+    crate::services::messages::record_outbound(conn, outbound, now).await?;
     super::receipts::apply_kept(conn, provider_message_id, now).await?;
     platform::remember_reported(
         conn,

@@ -83,6 +83,14 @@ pub async fn apply(
         if u.provider_message_id.is_empty() {
             return Ok(Applied::Unchanged);
         }
+        // An automation's message, not a campaign's.
+        if let Some(moved) = crate::services::messages::apply_status(conn, org, u, now).await? {
+            return Ok(if moved {
+                Applied::Moved
+            } else {
+                Applied::Unchanged
+            });
+        }
         keep(conn, u, now).await?;
         return Ok(Applied::Kept);
     };
@@ -95,7 +103,11 @@ pub async fn apply(
         now,
     )
     .await?;
-    apply_to(conn, &r, u, now).await
+    let applied = apply_to(conn, &r, u, now).await?;
+    if applied == Applied::Moved {
+        crate::services::messages::announce_recipient(conn, r.organization_id, r.id, now).await?;
+    }
+    Ok(applied)
 }
 
 async fn keep(conn: &impl ConnectionTrait, u: &StatusUpdate, now: i64) -> Result<(), DbErr> {
@@ -136,10 +148,24 @@ pub async fn apply_kept(
             opt_out: k.opt_out,
             recipient: None,
         };
-        if let Some(r) = find(conn, None, &u).await? {
-            if apply_to(conn, &r, &u, now).await? == Applied::Moved {
-                moved += 1;
+        let applied = match find(conn, None, &u).await? {
+            Some(r) => {
+                let moved = apply_to(conn, &r, &u, now).await? == Applied::Moved;
+                if moved {
+                    crate::services::messages::announce_recipient(
+                        conn,
+                        r.organization_id,
+                        r.id,
+                        now,
+                    )
+                    .await?;
+                }
+                Some(moved)
             }
+            None => crate::services::messages::apply_status(conn, None, &u, now).await?,
+        };
+        if let Some(m) = applied {
+            moved += usize::from(m);
             pending_status::Entity::delete_by_id(k.id)
                 .exec(conn)
                 .await?;

@@ -18,6 +18,7 @@ use wm_core::automations::{ContactFacts, FAILURES_TO_PAUSE};
 use wm_types::Timestamp;
 use wm_types::automations::{AutomationStatus, RunStep, Step, TriggerType};
 use wm_types::enums::RecipientStatus;
+use wm_types::events::{AutomationRunData, EventKind};
 
 use crate::db::entities::{automation, automation_run, contact, identity, recipient};
 use crate::observe::health::{Worker, pass};
@@ -408,6 +409,23 @@ impl AutomationWorker {
             error = error.as_deref(),
             "automation run finished"
         );
+        let data = AutomationRunData {
+            organization_id: run.organization_id,
+            automation_id: run.automation_id,
+            automation_name: a.map(|a| a.name.clone()).unwrap_or_default(),
+            run_id: run.id,
+            contact_id: run.contact_id,
+            result: result.as_str().to_owned(),
+            error: error.clone(),
+        };
+        crate::db::outbox::push(
+            &*txn,
+            run.organization_id,
+            EventKind::AutomationRun,
+            &data,
+            now,
+        )
+        .await?;
         if let Some(a) = a {
             let failures = automation::Column::FailureCount;
             let q = automation::Entity::update_many()

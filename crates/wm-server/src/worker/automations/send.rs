@@ -11,13 +11,14 @@ use wm_core::provider::{OutboundMessage, SendError};
 use wm_types::Timestamp;
 use wm_types::automations::{RunStep, StepKind, StepType};
 use wm_types::campaigns::{LedgerKind, TemplateStatus};
+use wm_types::messages::SenderKind;
 
 use super::AutomationWorker;
 use crate::db::entities::{
     automation, automation_run, contact, organization, phone_number, template,
 };
 use crate::observe::metrics::{self, Source};
-use crate::services::{sending, wallet};
+use crate::services::{messages, sending, wallet};
 
 impl AutomationWorker {
     pub(super) async fn send_template(
@@ -115,6 +116,25 @@ impl AutomationWorker {
             Ok(accepted) => {
                 let id = accepted.message_id;
                 metrics::messages_sent(provider, Source::Automation, 1);
+                let now = self.state.now_ms();
+                let outbound = messages::Outbound {
+                    org,
+                    contact: c.id,
+                    platform_message_id: &id,
+                    message: &message,
+                    template_id: Some(tpl.id),
+                    cost_micros: price.0,
+                    sent_by: (SenderKind::Automation, a.id),
+                    recipient_id: None,
+                };
+                let txn = self.state.db.write().await.map_err(db)?;
+                messages::record_outbound(&*txn, outbound, now)
+                    .await
+                    .map_err(db)?;
+                sending::receipts::apply_kept(&*txn, &id, now)
+                    .await
+                    .map_err(db)?;
+                txn.commit().await.map_err(db)?;
                 Ok(StepOutcome::Sent {
                     detail: format!("template {} (message {id})", tpl.name),
                     price_micros: price.0,

@@ -132,6 +132,7 @@ pub(super) async fn send(
     let sender = Sender {
         id: ctx.sender.id,
         own_mps: ctx.own_mps,
+        template_id: ctx.template.id,
     };
     // Raised by the first answer that stops the chunk.
     let halt = Arc::new(AtomicBool::new(false));
@@ -176,11 +177,13 @@ pub(super) fn count(provider: &'static str, results: &[Result1]) {
     tracing::info!(sent, rejected, "chunk sent");
 }
 
-/// The number a chunk is sent from, and its own pace.
+/// The number a chunk is sent from, its own pace, and the template it sends.
 #[derive(Clone, Copy)]
 struct Sender {
     id: Uuid,
     own_mps: Option<u32>,
+    /// The campaign's template, recorded with each message sent.
+    template_id: Uuid,
 }
 
 /// One message: claim, call, record. Not made once `halt` is raised (by this chunk's first
@@ -236,7 +239,11 @@ async fn one(
     let txn = state.db.write().await?;
     let result = match answer {
         Ok(accepted) => {
-            attempts::sent(&*txn, r, &accepted, now).await?;
+            let sent = attempts::Sent {
+                message: &m,
+                template_id: sender.template_id,
+            };
+            attempts::sent(&*txn, r, &accepted, &sent, now).await?;
             Result1::Sent
         }
         Err(SendError::Rejected { reason, opt_out }) => {
