@@ -29,6 +29,13 @@
 //! | `POST /_fake/template_status_update` | [`TemplateStatusUpdate`] | post that webhook |
 //! | `POST /_fake/quality_update` | [`QualityUpdate`] | post that webhook |
 //! | `POST /_fake/raw` | `{body, signature?}` | post exact bytes with this signature |
+//! | `POST /_fake/media` | [`MediaSpec`] (`bytes` base64) | hold a user's file ([`crate::MediaInfo`] back) |
+//! | `GET /_fake/media/{id}` | | [`crate::MediaInfo`] |
+//! | `POST /_fake/media/{id}/expire` | | end the file's lifetime now |
+//! | `POST /_fake/media/fail_downloads` | `{count}` | next `count` downloads answer 500 |
+//! | `POST /_fake/media/drop_downloads` | `{count}` | next `count` downloads lose the connection |
+//! | `PUT /_fake/media/url_ttl` | `{ms}` | lifetime of new download URLs |
+//! | `GET /_fake/media/stats` | | [`crate::MediaStats`] |
 //! | `POST /_fake/reset` | | clear logs and counters |
 //! | `POST /_fake/shutdown` | | stop the server (the binary exits) |
 
@@ -41,6 +48,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::FakeGraph;
+use crate::media::MediaSpec;
 use crate::model::{
     Ambiguity, InboundMessage, Injection, NumberSpec, QualityUpdate, TemplateSpec, TemplateStatus,
     TemplateStatusUpdate, WebhookConfig,
@@ -120,6 +128,16 @@ struct RawBody {
     body: String,
     #[serde(default)]
     signature: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct CountBody {
+    count: usize,
+}
+
+#[derive(Deserialize)]
+struct TtlBody {
+    ms: u64,
 }
 
 fn ok() -> Response {
@@ -279,6 +297,41 @@ async fn raw(State(f): State<FakeGraph>, Json(b): Json<RawBody>) -> Response {
     posted(f.post_raw(b.body.into_bytes(), b.signature).await)
 }
 
+async fn add_media(State(f): State<FakeGraph>, Json(m): Json<MediaSpec>) -> Response {
+    let id = f.add_media(m);
+    Json(f.media_info(&id)).into_response()
+}
+
+async fn media_info(State(f): State<FakeGraph>, Path(id): Path<String>) -> Response {
+    match f.media_info(&id) {
+        Some(info) => Json(info).into_response(),
+        None => found(false, "media"),
+    }
+}
+
+async fn expire_media(State(f): State<FakeGraph>, Path(id): Path<String>) -> Response {
+    found(f.expire_media(&id), "media")
+}
+
+async fn fail_downloads(State(f): State<FakeGraph>, Json(b): Json<CountBody>) -> Response {
+    f.fail_media_downloads(b.count);
+    ok()
+}
+
+async fn drop_downloads(State(f): State<FakeGraph>, Json(b): Json<CountBody>) -> Response {
+    f.drop_media_downloads(b.count);
+    ok()
+}
+
+async fn media_url_ttl(State(f): State<FakeGraph>, Json(b): Json<TtlBody>) -> Response {
+    f.set_media_url_ttl(std::time::Duration::from_millis(b.ms));
+    ok()
+}
+
+async fn media_stats(State(f): State<FakeGraph>) -> Response {
+    Json(f.media_requests()).into_response()
+}
+
 async fn setup(State(f): State<FakeGraph>, Json(s): Json<Setup>) -> Response {
     f.apply_setup(s);
     ok()
@@ -326,6 +379,13 @@ pub(crate) fn routes() -> Router<FakeGraph> {
         .route("/_fake/template_status_update", post(tpl_update))
         .route("/_fake/quality_update", post(quality))
         .route("/_fake/raw", post(raw))
+        .route("/_fake/media", post(add_media))
+        .route("/_fake/media/stats", get(media_stats))
+        .route("/_fake/media/fail_downloads", post(fail_downloads))
+        .route("/_fake/media/drop_downloads", post(drop_downloads))
+        .route("/_fake/media/url_ttl", axum::routing::put(media_url_ttl))
+        .route("/_fake/media/{id}", get(media_info))
+        .route("/_fake/media/{id}/expire", post(expire_media))
         .route("/_fake/reset", post(reset))
         .route("/_fake/shutdown", post(shutdown))
 }

@@ -229,6 +229,13 @@ const TABLE: &[(i64, u16, &str, &str, Delivery)] = &[
         Delivery::Sync,
     ),
     (
+        131053,
+        400,
+        "Media upload error",
+        "Unable to upload the media used in the message.",
+        Delivery::Sync,
+    ),
+    (
         131056,
         429,
         "(Business Account, Consumer Account) pair rate limit hit",
@@ -392,6 +399,25 @@ impl GraphError {
                 "type": "GraphMethodException",
                 "code": 100,
                 "error_subcode": 33,
+                "fbtrace_id": fbtrace_id(),
+            }
+        });
+        Self {
+            http_status: 400,
+            body,
+            code: 100,
+        }
+    }
+
+    /// Code 100 with Graph's own wording as the message and no `error_data`, the way
+    /// Graph answers a missing or malformed form parameter, e.g.
+    /// `(#100) The parameter messaging_product is required.`
+    pub fn param_message(message: &str) -> Self {
+        let body = json!({
+            "error": {
+                "message": message,
+                "type": OAUTH,
+                "code": 100,
                 "fbtrace_id": fbtrace_id(),
             }
         });

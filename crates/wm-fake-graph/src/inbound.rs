@@ -1,5 +1,12 @@
-//! Webhooks posted on demand: inbound user messages, template status updates,
-//! phone-number quality updates and raw bytes (for bad-signature tests).
+//! Webhooks posted on demand: inbound user messages (text, replies, media, location,
+//! reactions), template status updates, phone-number quality updates and raw bytes
+//! (for bad-signature tests).
+//!
+//! Media messages follow the messages webhook reference: `image`/`video`
+//! `{caption?, mime_type, sha256, id}`, `document` adds `filename`, `audio` adds
+//! `voice`, `sticker` adds `animated`; `sha256` is the base64 SHA-256 of the file
+//! (as real payloads carry it, e.g. <https://github.com/WhatsApp/WhatsApp-Business-API-Setup-Scripts/issues/73>).
+//! A removed reaction omits `emoji` (reaction webhook reference).
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -18,6 +25,19 @@ fn inbound_wamid() -> String {
         "wamid.{}",
         STANDARD.encode(rand::rng().random::<[u8; 24]>())
     )
+}
+
+/// The object every media message carries (`{mime_type, sha256, id}`, the hash base64
+/// as in webhooks); captions and the like are added by the caller.
+fn media_object(media_id: &str, mime_type: &str, sha256: &str) -> Value {
+    json!({ "mime_type": mime_type, "sha256": sha256, "id": media_id })
+}
+
+/// Sets `key` only when there is a value: the platform omits absent optional fields.
+fn put_opt(obj: &mut Value, key: &str, value: Option<&str>) {
+    if let Some(v) = value {
+        obj[key] = json!(v);
+    }
 }
 
 fn parse_status(event: &str) -> Option<TemplateStatus> {
@@ -85,6 +105,81 @@ impl FakeGraph {
                     "message": "Message type unknown",
                     "error_data": { "details": "Message type is currently not supported." },
                 }]);
+            }
+            InboundKind::Image {
+                media_id,
+                mime_type,
+                sha256,
+                caption,
+            } => {
+                let mut obj = media_object(media_id, mime_type, sha256);
+                put_opt(&mut obj, "caption", caption.as_deref());
+                message["type"] = json!("image");
+                message["image"] = obj;
+            }
+            InboundKind::Document {
+                media_id,
+                mime_type,
+                sha256,
+                filename,
+                caption,
+            } => {
+                let mut obj = media_object(media_id, mime_type, sha256);
+                put_opt(&mut obj, "caption", caption.as_deref());
+                put_opt(&mut obj, "filename", filename.as_deref());
+                message["type"] = json!("document");
+                message["document"] = obj;
+            }
+            InboundKind::Audio {
+                media_id,
+                mime_type,
+                sha256,
+                voice,
+            } => {
+                let mut obj = media_object(media_id, mime_type, sha256);
+                obj["voice"] = json!(voice);
+                message["type"] = json!("audio");
+                message["audio"] = obj;
+            }
+            InboundKind::Video {
+                media_id,
+                mime_type,
+                sha256,
+                caption,
+            } => {
+                let mut obj = media_object(media_id, mime_type, sha256);
+                put_opt(&mut obj, "caption", caption.as_deref());
+                message["type"] = json!("video");
+                message["video"] = obj;
+            }
+            InboundKind::Sticker {
+                media_id,
+                mime_type,
+                sha256,
+                animated,
+            } => {
+                let mut obj = media_object(media_id, mime_type, sha256);
+                obj["animated"] = json!(animated);
+                message["type"] = json!("sticker");
+                message["sticker"] = obj;
+            }
+            InboundKind::Location {
+                latitude,
+                longitude,
+                name,
+                address,
+            } => {
+                let mut obj = json!({ "latitude": latitude, "longitude": longitude });
+                put_opt(&mut obj, "name", name.as_deref());
+                put_opt(&mut obj, "address", address.as_deref());
+                message["type"] = json!("location");
+                message["location"] = obj;
+            }
+            InboundKind::Reaction { message_id, emoji } => {
+                let mut obj = json!({ "message_id": message_id });
+                put_opt(&mut obj, "emoji", emoji.as_deref());
+                message["type"] = json!("reaction");
+                message["reaction"] = obj;
             }
         }
         let name = msg.profile_name.clone().unwrap_or_default();

@@ -10,6 +10,8 @@
 //!
 //! * `POST /{version}/{phone_number_id}/messages` — template (and text) sends.
 //! * `GET /{version}/{waba_id}/message_templates` — cursor-paged template list.
+//! * `GET|DELETE /{version}/{media_id}`, `POST /{version}/{phone_number_id}/media` and the
+//!   download URL `GET /whatsapp_business/attachments/?mid&ext&hash` — media (see [`media`]).
 //! * `/_fake/...` — a JSON control API mirroring the Rust [`FakeGraph`] API
 //!   (see [`control`]).
 //!
@@ -73,6 +75,14 @@
 //! * `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the app secret>`:
 //!   <https://developers.secure.facebook.com/docs/graph-api/webhooks/getting-started>,
 //!   <https://docsx.wazapin.com/api/webhook-signature-examples>.
+//! * Media: upload (multipart `file`, `type`, `messaging_product` → `{id}`, kept 30 days),
+//!   retrieve (`{messaging_product, url, mime_type, sha256, file_size, id}`, URL valid 5
+//!   minutes, `?phone_number_id=` ownership check), delete (`{success:true}`), download with
+//!   the bearer token: <https://developers.facebook.com/docs/whatsapp/cloud-api/reference/media>;
+//!   the lookaside URL shape `…/whatsapp_business/attachments/?mid=&ext=&hash=` and numeric
+//!   `file_size`: <https://dualhook.com/docs/media-upload>, <https://docs.360dialog.com/docs/messaging-api/api-reference/media>;
+//!   types and limits: <https://docs.aws.amazon.com/social-messaging/latest/userguide/supported-media-types.html>
+//!   (a transcription of Meta's "Supported Media Types").
 //! * Redelivery of webhooks that do not get a 2xx:
 //!   <https://docs.360dialog.com/docs/waba-basics/webhook-events-and-notifications>.
 //!
@@ -92,6 +102,8 @@
 pub mod control;
 pub mod errors;
 mod inbound;
+pub mod media;
+mod media_http;
 pub mod model;
 mod send;
 pub mod server;
@@ -102,6 +114,7 @@ pub mod webhooks;
 
 pub use control::Setup;
 pub use errors::{CodeInfo, Delivery, GraphError, code_info};
+pub use media::{MediaInfo, MediaOrigin, MediaSpec, MediaStats};
 pub use model::*;
 pub use state::FakeGraph;
 pub use validate::{MAX_OPAQUE_LEN, wa_id};

@@ -22,6 +22,8 @@ pub struct FakeGraphOptions {
     pub webhook: Option<WebhookConfig>,
     /// How many webhook records to keep in the log (oldest dropped first).
     pub webhook_log_cap: usize,
+    /// Lifetime of media download URLs (Meta: 5 minutes), in milliseconds.
+    pub media_url_ttl_ms: u64,
 }
 
 impl Default for FakeGraphOptions {
@@ -31,6 +33,7 @@ impl Default for FakeGraphOptions {
             public_base_url: None,
             webhook: None,
             webhook_log_cap: 100_000,
+            media_url_ttl_ms: 300_000,
         }
     }
 }
@@ -412,8 +415,8 @@ pub struct ReplyContext {
     pub from: Option<String>,
 }
 
-/// The content of an inbound user message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The content of an inbound user message (no `Eq`: a location carries `f64`s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum InboundKind {
     /// A text message.
@@ -448,10 +451,94 @@ pub enum InboundKind {
     /// A message type the Cloud API does not support (`type: "unsupported"`, with error
     /// 131051 "Message type unknown"): a poll, a view-once message, an edited one…
     Unsupported,
+    /// A photo (`image: {caption?, mime_type, sha256, id}`); see [`crate::MediaInfo`].
+    Image {
+        /// Media id to retrieve it with.
+        media_id: String,
+        /// Its MIME type.
+        mime_type: String,
+        /// Base64 SHA-256 of the file, as webhooks carry it.
+        sha256: String,
+        /// The caption typed with it.
+        #[serde(default)]
+        caption: Option<String>,
+    },
+    /// A file (`document: {caption?, filename, mime_type, sha256, id}`).
+    Document {
+        /// Media id to retrieve it with.
+        media_id: String,
+        /// Its MIME type.
+        mime_type: String,
+        /// Base64 SHA-256 of the file.
+        sha256: String,
+        /// The file name shown to the user.
+        #[serde(default)]
+        filename: Option<String>,
+        /// The caption typed with it.
+        #[serde(default)]
+        caption: Option<String>,
+    },
+    /// A sound file or voice note (`audio: {mime_type, sha256, id, voice}`).
+    Audio {
+        /// Media id to retrieve it with.
+        media_id: String,
+        /// Its MIME type (voice notes: `audio/ogg; codecs=opus`).
+        mime_type: String,
+        /// Base64 SHA-256 of the file.
+        sha256: String,
+        /// Recorded in WhatsApp as a voice note.
+        #[serde(default)]
+        voice: bool,
+    },
+    /// A video (`video: {caption?, mime_type, sha256, id}`).
+    Video {
+        /// Media id to retrieve it with.
+        media_id: String,
+        /// Its MIME type.
+        mime_type: String,
+        /// Base64 SHA-256 of the file.
+        sha256: String,
+        /// The caption typed with it.
+        #[serde(default)]
+        caption: Option<String>,
+    },
+    /// A sticker (`sticker: {mime_type, sha256, id, animated}`).
+    Sticker {
+        /// Media id to retrieve it with.
+        media_id: String,
+        /// Its MIME type (`image/webp`).
+        mime_type: String,
+        /// Base64 SHA-256 of the file.
+        sha256: String,
+        /// An animated sticker.
+        #[serde(default)]
+        animated: bool,
+    },
+    /// A shared location (`location: {latitude, longitude, name?, address?}`).
+    Location {
+        /// Degrees north.
+        latitude: f64,
+        /// Degrees east.
+        longitude: f64,
+        /// The place's name.
+        #[serde(default)]
+        name: Option<String>,
+        /// The place's address.
+        #[serde(default)]
+        address: Option<String>,
+    },
+    /// A reaction to a business message (`reaction: {message_id, emoji?}`).
+    Reaction {
+        /// The wamid reacted to.
+        message_id: String,
+        /// The emoji; `None` when the user removed their reaction (Meta omits `emoji`).
+        #[serde(default)]
+        emoji: Option<String>,
+    },
 }
 
 /// An inbound user message to post to the app.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InboundMessage {
     /// The business number receiving it.
     pub phone_number_id: String,

@@ -15,6 +15,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::extract::connect_info::Connected;
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -170,7 +171,7 @@ impl Connected<IncomingStream<'_, FakeListener>> for ConnHandle {
 }
 
 /// Graph answers unknown paths with code 2500 "Unknown path components".
-async fn unknown_path(uri: Uri) -> Response {
+pub(crate) async fn unknown_path(uri: Uri) -> Response {
     let body = serde_json::json!({
         "error": {
             "message": format!("Unknown path components: {}", uri.path()),
@@ -183,13 +184,29 @@ async fn unknown_path(uri: Uri) -> Response {
 }
 
 /// The fake's routes (Graph endpoints plus the `/_fake` control API).
+///
+/// `/{version}/{id}` (media retrieve/delete) shares its first two segments with the
+/// edge routes and `/_fake/...`; axum's router prefers static segments and matches
+/// by segment count, so the edges, the control API and the download path
+/// (`/whatsapp_business/attachments/`) keep their handlers, and an unversioned
+/// two-segment path still answers 2500.
 pub fn router(fake: FakeGraph) -> Router {
+    use crate::media_http;
     Router::new()
         .route("/{version}/{id}/messages", post(crate::send::send_message))
         .route(
             "/{version}/{id}/message_templates",
             get(crate::templates::list_templates),
         )
+        .route(
+            "/{version}/{id}",
+            get(media_http::retrieve).delete(media_http::delete),
+        )
+        .route(
+            "/{version}/{id}/media",
+            post(media_http::upload).layer(DefaultBodyLimit::max(media_http::MAX_UPLOAD_BODY)),
+        )
+        .route("/whatsapp_business/attachments/", get(media_http::download))
         .merge(crate::control::routes())
         .fallback(unknown_path)
         .with_state(fake)
@@ -219,6 +236,7 @@ impl FakeGraph {
         let _ = shared.base_url.set(base.trim_end_matches('/').to_owned());
         let _ = shared.addr.set(addr);
         let fake = FakeGraph { shared };
+        fake.set_media_url_ttl(Duration::from_millis(opts.media_url_ttl_ms));
         let app = router(fake.clone()).into_make_service_with_connect_info::<ConnHandle>();
         let stop = fake.shared.clone();
         let task = tokio::spawn(async move {

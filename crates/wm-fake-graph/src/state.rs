@@ -86,6 +86,8 @@ pub(crate) struct Shared {
     pub deliveries: Semaphore,
     pub webhook_log_cap: usize,
     pub batcher: OnceLock<tokio::sync::mpsc::UnboundedSender<crate::webhooks::BatchItem>>,
+    /// Held media, download URLs and media knobs (their own lock; see [`crate::media`]).
+    pub media: Mutex<crate::media::MediaStore>,
 }
 
 impl Shared {
@@ -112,12 +114,18 @@ impl Shared {
             deliveries: Semaphore::new(256),
             webhook_log_cap: log_cap,
             batcher: OnceLock::new(),
+            media: Mutex::new(crate::media::MediaStore::default()),
         }
     }
 
     /// Locks the registry; a poisoned lock is recovered (the data stays usable).
     pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Locks the media store (never while holding [`Shared::lock`]'s guard).
+    pub(crate) fn media(&self) -> MutexGuard<'_, crate::media::MediaStore> {
+        self.media.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(crate) fn base_url(&self) -> String {
@@ -447,6 +455,7 @@ impl FakeGraph {
         inner.attempts.clear();
         inner.webhook_log.clear();
         drop(inner);
+        self.shared.media().stats = crate::media::MediaStats::default();
         let c = &self.shared.counters;
         for a in [
             &c.attempts,

@@ -2,6 +2,8 @@
 //! axum webhook receiver that verifies `X-Hub-Signature-256` independently.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod media;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
