@@ -209,7 +209,8 @@ pub struct Message {
     pub cost: Option<Money>,
     /// Who sent it (outbound).
     pub sent_by: Option<SentBy>,
-    /// When it was written (inbound: when the customer sent it).
+    /// When wm recorded it (inbound: when it arrived; outbound: when the platform took it);
+    /// a thread is in this order.
     pub created_at: Timestamp,
 }
 

@@ -113,7 +113,9 @@ pub async fn record_inbound(
             cost_micros: None,
             sent_by: None,
             recipient_id: None,
-            created_at: r.written_at,
+            // The thread is in the order wm received its messages: the platform's time has
+            // whole seconds, so a quick answer would sort before the message it answers.
+            created_at: now,
         },
     )
     .await?;
