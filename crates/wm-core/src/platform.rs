@@ -52,10 +52,15 @@ pub enum PlatformEvent {
         name: String,
         /// Language code.
         language: String,
-        /// The event (`APPROVED`, `PAUSED`, `REJECTED`, …).
+        /// The platform's event (`APPROVED`, `PAUSED`, `REJECTED`, …).
         status: String,
         /// Why, when the platform says.
         reason: Option<String>,
+        /// The status wm stores for it (`None`: the event changes no status, e.g. a quality
+        /// warning).
+        new_status: Option<String>,
+        /// The `stopReason` of campaigns sending it, when it can no longer be sent.
+        stop_reason: Option<&'static str>,
     },
     /// A business number's quality or messaging limit changed.
     Quality {
@@ -228,4 +233,31 @@ pub trait MediaSource: Send + Sync + 'static {
         account: &crate::provider::PlatformAccount,
         max_bytes: u64,
     ) -> Result<Fetched, FetchError>;
+}
+
+/// A message template as the platform lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlatformTemplate {
+    /// Template name.
+    pub name: String,
+    /// Language and locale code (`es_MX`).
+    pub language: String,
+    /// Review status (`APPROVED`, `PAUSED`, …).
+    pub status: String,
+    /// `MARKETING`, `UTILITY` or `AUTHENTICATION`.
+    pub category: String,
+    /// The BODY component's text, with its `{{n}}` placeholders.
+    pub body_text: Option<String>,
+}
+
+/// Where a business account's templates are listed (WhatsApp: a WABA's
+/// `message_templates`), for the operator's template sync.
+#[async_trait::async_trait]
+pub trait TemplateCatalog: Send + Sync + 'static {
+    /// Every template of the business account `account_id`, read with `access_token`.
+    async fn list_templates(
+        &self,
+        account_id: &str,
+        access_token: &str,
+    ) -> Result<Vec<PlatformTemplate>, String>;
 }

@@ -135,12 +135,9 @@ pub struct Inner {
     /// Encrypts platform access tokens at rest (`WM_SECRET_KEY`; none: tokens cannot be
     /// stored).
     pub secret_key: Option<crate::secrets::SecretKey>,
-    /// The Cloud API client, for template sync (whatever the sending provider is).
-    pub whatsapp: Option<Arc<crate::provider::whatsapp::WhatsAppProvider>>,
-    /// The platforms whose webhooks wm takes, by name (`/platform/{name}/webhook`).
-    pub intakes: Vec<Arc<dyn wm_core::platform::PlatformIntake>>,
-    /// Where inbound media is fetched from, by provider name.
-    pub media_sources: Vec<Arc<dyn wm_core::platform::MediaSource>>,
+    /// The receiving side of the platforms wm talks to: webhook intakes, media sources and
+    /// the template catalog ([`crate::provider::platforms`]).
+    pub platforms: crate::provider::Platforms,
     /// Where inbound media is kept.
     pub media: crate::media::MediaStore,
     /// The writer of `POST /contacts` (grouped commits on SQLite).
@@ -177,15 +174,7 @@ impl AppState {
         provider: Arc<dyn MessagingProvider>,
         secret_key: Option<crate::secrets::SecretKey>,
     ) -> Self {
-        let whatsapp = crate::provider::whatsapp::WhatsAppProvider::new(
-            &settings.whatsapp.graph_url,
-            &settings.whatsapp.api_version,
-        )
-        .map_err(|e| tracing::warn!(error = %e, "the WhatsApp client could not be built"))
-        .ok()
-        .map(Arc::new);
-        let intakes = crate::provider::intakes(&settings);
-        let media_sources = crate::provider::media_sources(whatsapp.as_ref());
+        let platforms = crate::provider::platforms(&settings);
         let media = crate::media::MediaStore::open(&settings.media).unwrap_or_else(|e| {
             tracing::error!(error = %format!("{e:#}"), "the media store cannot be opened; media is kept in memory");
             crate::media::MediaStore::in_memory()
@@ -198,9 +187,7 @@ impl AppState {
             pacer,
             limiter,
             secret_key,
-            whatsapp,
-            intakes,
-            media_sources,
+            platforms,
             media,
             db,
             clock,
@@ -219,7 +206,8 @@ impl AppState {
 
     /// Where media of the platform named `name` is fetched from.
     pub fn media_source(&self, name: &str) -> Option<Arc<dyn wm_core::platform::MediaSource>> {
-        self.media_sources
+        self.platforms
+            .media_sources
             .iter()
             .find(|m| m.name() == name)
             .cloned()
@@ -227,7 +215,11 @@ impl AppState {
 
     /// The intake of the platform named `name`, if wm takes its webhooks.
     pub fn intake(&self, name: &str) -> Option<Arc<dyn wm_core::platform::PlatformIntake>> {
-        self.intakes.iter().find(|i| i.name() == name).cloned()
+        self.platforms
+            .intakes
+            .iter()
+            .find(|i| i.name() == name)
+            .cloned()
     }
 
     /// Tells the campaign worker there is work now.

@@ -1,5 +1,5 @@
 //! `/platform/{provider}/webhook`: where a messaging platform delivers its webhooks (no API
-//! key; the platform proves itself through its [`PlatformIntake`]: WhatsApp with the verify
+//! key; the platform proves itself through its [`PlatformIntake`]: Meta's with the verify
 //! token of the handshake and an HMAC of every body keyed with the app secret).
 //!
 //! `GET` answers the subscription handshake. `POST` checks the body's signature before

@@ -127,7 +127,7 @@ async fn apply(state: &AppState, org: Uuid, arrival: Arrival) -> ApiResult<Optio
     }
     let external = wm_core::contacts::normalize_external_id(body.channel_type, &body.external_id)
         .map_err(ApiError::invalid)?;
-    // WhatsApp's id may be another spelling of the number the contact was stored with.
+    // The platform's id may be another spelling of the number the contact was stored with.
     let contact = if body.channel_type == ChannelType::MessagingAppA {
         platform::resolve(conn, org, &external).await?
     } else {
@@ -272,9 +272,9 @@ pub async fn marketing_preference(
         platform::remember(&*txn, &contact, wa_id, now).await?;
     }
     let reason = if stop {
-        "The person stopped marketing messages on WhatsApp"
+        "The person stopped marketing messages from the chat"
     } else {
-        "The person resumed marketing messages on WhatsApp"
+        "The person resumed marketing messages from the chat"
     };
     let changed = platform::set_opted_out(&*txn, org, contact.id, stop, reason, now).await?;
     txn.commit().await?;

@@ -1,5 +1,5 @@
 //! Inbound media: fetched from the platform soon after its message arrives, retried with
-//! backoff until the platform's deadline (WhatsApp keeps an inbound media id 7 days), kept
+//! backoff until the platform's deadline (Meta keeps an inbound media id 7 days), kept
 //! in the media store, and served by `GET /media/{id}`.
 //!
 //! Each file is claimed with a lease (`media.claimed_until`) in its own short transaction,

@@ -24,14 +24,14 @@ use crate::services::conversations::Touched;
 use crate::state::AppState;
 use crate::views;
 
-/// How long a platform keeps an inbound media file (WhatsApp: 7 days); wm fetches it well
+/// How long a platform keeps an inbound media file (Meta's Cloud API: 7 days); wm fetches it well
 /// before, and gives up after.
 pub const PLATFORM_MEDIA_TTL_MS: i64 = 7 * 24 * 3_600_000;
 
 /// The platform a message came through.
 #[derive(Debug, Clone, Copy)]
 pub struct Platform<'a> {
-    /// Its name (`whatsapp`).
+    /// Its name, as its intake's.
     pub provider: &'static str,
     /// Its id of the message.
     pub message_id: &'a str,

@@ -1,5 +1,5 @@
 //! Sender numbers: the organisation's numbers with their platform account (the platform's
-//! number id, the WhatsApp Business Account, the access token — encrypted at rest with
+//! number id, its business account (WABA), the access token — encrypted at rest with
 //! `WM_SECRET_KEY`, never returned, never logged) and their own pace.
 
 use crate::db::Unique;

@@ -208,9 +208,10 @@ async fn apply_event(
             waba_id,
             name,
             language,
-            status,
+            new_status: Some(status),
+            stop_reason,
             ..
-        } => template_status(state, &waba_id, &name, &language, &status).await?,
+        } => template_status(state, &waba_id, &name, &language, &status, stop_reason).await?,
         PlatformEvent::Quality {
             waba_id,
             display_phone_number,
@@ -285,14 +286,8 @@ async fn template_status(
     name: &str,
     language: &str,
     status: &str,
+    stop: Option<&'static str>,
 ) -> anyhow::Result<()> {
-    // A reinstated template is approved again; a flagged one is still sendable (its
-    // quality is low) and keeps its status.
-    let status = match status {
-        "REINSTATED" => "APPROVED",
-        "FLAGGED" => return Ok(()),
-        other => other,
-    };
     let conn = &state.db.conn;
     let orgs: Vec<Uuid> = phone_number::Entity::find()
         .select_only()
@@ -313,7 +308,6 @@ async fn template_status(
         .filter(template::Column::Language.eq(language))
         .all(&*txn)
         .await?;
-    let stop = wm_core::whatsapp::template_stop_reason(status);
     for t in &templates {
         template::Entity::update_many()
             .col_expr(template::Column::Status, Expr::val(status))

@@ -1,5 +1,5 @@
 //! `POST /admin/organizations/{orgId}/templates/sync`: the organisation's templates as the
-//! platform has them. Every WhatsApp Business Account of the organisation's numbers (read
+//! platform has them. Every business account (WABA) of the organisation's numbers (read
 //! with that number's token) is listed, all pages, and upserted by (name, language) with
 //! category, status and body text.
 //!
@@ -25,9 +25,10 @@ use crate::state::AppState;
 /// Syncs the organisation's templates from the platform.
 pub async fn sync(state: &AppState, org: Uuid) -> ApiResult<TemplateSync> {
     let client = state
-        .whatsapp
+        .platforms
+        .catalog
         .clone()
-        .ok_or_else(|| ApiError::bad_request("The WhatsApp client is not configured."))?;
+        .ok_or_else(|| ApiError::bad_request("No platform template catalog is configured."))?;
     let key = state
         .secret_key
         .as_ref()

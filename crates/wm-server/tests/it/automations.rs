@@ -10,12 +10,12 @@ use crate::kit::{self, balance};
 use crate::support::{IdOf, Org, TestApp};
 
 /// A sender number and the `welcome` template the flows send.
-async fn welcome_kit(org: &Org<'_>) {
+pub(crate) async fn welcome_kit(org: &Org<'_>) {
     kit::number(org, "+525500000001").await;
     kit::template(org, "welcome", "MARKETING", "es", "Bienvenido").await;
 }
 
-async fn automation(org: &Org<'_>, body: Value) -> String {
+pub(crate) async fn automation(org: &Org<'_>, body: Value) -> String {
     org.admin(Method::POST, "/automations", Some(body))
         .await
         .ok(201)["id"]
@@ -24,7 +24,7 @@ async fn automation(org: &Org<'_>, body: Value) -> String {
         .to_owned()
 }
 
-fn welcome_flow(org: &Org<'_>) -> Value {
+pub(crate) fn welcome_flow(org: &Org<'_>) -> Value {
     json!({
         "name": "Welcome customers", "status": "ACTIVE", "triggerType": "LIFECYCLE_STAGE_ENTERED",
         "triggerConfig": {"stage": "Customer"}, "templateKey": "welcome", "createdByUserId": org.user_id,

@@ -5,6 +5,7 @@
 mod admin;
 mod auth;
 mod automations;
+mod automations_events;
 mod campaigns;
 mod campaigns_concurrency;
 mod campaigns_eligibility;

@@ -30,6 +30,7 @@ pub const ALL_SCOPES: &[&str] = &[
     "contacts:read",
     "contacts:write",
     "conversations:read",
+    "conversations:write",
     "automations:read",
     "campaigns:read",
     "campaigns:write",

@@ -11,6 +11,7 @@ use std::time::Duration;
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use wm_core::platform::{PlatformTemplate, TemplateCatalog};
 use wm_core::provider::{Accepted, MessagingProvider, OutboundMessage, SendError};
 use wm_core::whatsapp;
 
@@ -30,21 +31,6 @@ pub struct WhatsAppProvider {
     base: Url,
     version: String,
     connect_timeout: Duration,
-}
-
-/// A message template as the platform lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlatformTemplate {
-    /// Template name.
-    pub name: String,
-    /// Language and locale code (`es_MX`).
-    pub language: String,
-    /// Review status (`APPROVED`, `PAUSED`, …).
-    pub status: String,
-    /// `MARKETING`, `UTILITY` or `AUTHENTICATION`.
-    pub category: String,
-    /// The BODY component's text, with its `{{n}}` placeholders.
-    pub body_text: Option<String>,
 }
 
 fn build_http(connect: Duration, request: Duration) -> Result<reqwest::Client, String> {
@@ -401,6 +387,17 @@ impl MessagingProvider for WhatsAppProvider {
             Err(e) if status.is_success() => Err(transport_error(e)),
             Err(_) => interpret(status, b""),
         }
+    }
+}
+
+#[async_trait::async_trait]
+impl TemplateCatalog for WhatsAppProvider {
+    async fn list_templates(
+        &self,
+        account_id: &str,
+        access_token: &str,
+    ) -> Result<Vec<PlatformTemplate>, String> {
+        WhatsAppProvider::list_templates(self, account_id, access_token).await
     }
 }
 

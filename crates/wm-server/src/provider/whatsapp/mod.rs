@@ -6,7 +6,7 @@
 pub mod client;
 pub mod webhook;
 
-pub use client::{PlatformTemplate, WhatsAppProvider};
+pub use client::WhatsAppProvider;
 
 /// The platform's text with U+0000 replaced (PostgreSQL refuses it in text columns).
 pub(crate) fn no_nul(s: &str) -> String {

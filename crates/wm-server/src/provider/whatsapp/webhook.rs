@@ -423,12 +423,22 @@ fn preferences(value: &Value, events: &mut Vec<PlatformEvent>) {
 }
 
 fn template_status(waba_id: Option<&str>, value: &Value) -> Option<PlatformEvent> {
+    let status = text(value.get("event"))?;
+    // A reinstated template is approved again; a flagged one is still sendable (its
+    // quality is low) and keeps its status.
+    let new_status = match status.as_str() {
+        "REINSTATED" => Some("APPROVED".to_owned()),
+        "FLAGGED" => None,
+        other => Some(other.to_owned()),
+    };
     Some(PlatformEvent::TemplateStatus {
         waba_id: waba_id?.to_owned(),
         name: text(value.get("message_template_name"))?,
         language: text(value.get("message_template_language"))?,
-        status: text(value.get("event"))?,
         reason: text(value.get("reason")).filter(|r| !r.eq_ignore_ascii_case("NONE")),
+        stop_reason: whatsapp::template_stop_reason(&status),
+        new_status,
+        status,
     })
 }
 

@@ -158,12 +158,12 @@ pub async fn change_number(
     if !remember(conn, &before, new_phone.digits(), now).await? && dropped > 0 {
         db::contacts::refresh_identities(conn, org, before.id).await?;
     }
-    let was_whatsapp_number = before
+    let was_platform_number = before
         .primary_phone
         .as_deref()
         .and_then(|p| p.strip_prefix('+'))
         .is_some_and(|d| old_forms.iter().any(|f| f == d));
-    if !was_whatsapp_number {
+    if !was_platform_number {
         return Ok(true);
     }
     if let Some(holder) = db::contacts::find_by_phone(conn, org, &new_phone).await?

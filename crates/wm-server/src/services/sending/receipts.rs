@@ -1,5 +1,5 @@
 //! Platform statuses applied to campaign recipients, the same way for every source (the
-//! simulated platform's receipts, WhatsApp's status webhooks, the operator's
+//! simulated platform's receipts, a platform's status webhooks, the operator's
 //! `provider-events`).
 //!
 //! A status finds its recipient by the correlation id the message was sent with (the

@@ -418,3 +418,78 @@ async fn conversations_and_automations_through_the_client() {
         .expect_err("bad page size");
     assert!(matches!(&bad, Error::Validation { .. }), "{bad:?}");
 }
+
+#[tokio::test]
+async fn a_thread_is_read_and_a_conversation_resolved_through_the_client() {
+    use wm_client::types::conversations::UpdateConversation;
+    use wm_client::types::messages::{MessageDirection, MessageStatus, MessageType};
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let base = serve(&app).await;
+    let c = client(&base, &org.key);
+    let mut conversation = None;
+    for i in 0..5 {
+        let body = json!({"channelType": "MESSAGING_APP_A", "externalId": "5215511110001",
+                          "fullName": "Ana", "text": format!("m{i}")});
+        let r = org
+            .admin(Method::POST, "/inbound", Some(body))
+            .await
+            .ok(200);
+        conversation = Some(uuid(r["conversationId"].as_str().expect("id")));
+        app.clock.advance(Duration::seconds(1));
+    }
+    let id = conversation.expect("conversation");
+    let page = c
+        .conversations()
+        .messages(id)
+        .page_size(2)
+        .send()
+        .await
+        .expect("page");
+    assert!(page.meta.has_more);
+    assert_eq!(page.data.len(), 2);
+    let m = &page.data[0];
+    assert_eq!(
+        (m.direction, m.message_type, m.status, m.text.as_deref()),
+        (
+            MessageDirection::Inbound,
+            MessageType::Text,
+            MessageStatus::Received,
+            Some("m4")
+        )
+    );
+    let all: Vec<_> = c
+        .conversations()
+        .messages(id)
+        .page_size(2)
+        .stream()
+        .try_collect()
+        .await
+        .expect("stream");
+    let texts: Vec<_> = all.iter().filter_map(|m| m.text.clone()).collect();
+    assert_eq!(texts, ["m4", "m3", "m2", "m1", "m0"]);
+    let older: Vec<_> = c
+        .conversations()
+        .messages(id)
+        .before(all[2].id)
+        .stream()
+        .try_collect()
+        .await
+        .expect("stream");
+    assert_eq!(older.len(), 2);
+
+    let resolved = c
+        .conversations()
+        .update(
+            id,
+            &UpdateConversation {
+                status: Some(ConversationStatus::Resolved),
+                assigned_to_user_id: Some(Some(uuid(&org.user_id))),
+            },
+        )
+        .await
+        .expect("update");
+    assert_eq!(resolved.status, ConversationStatus::Resolved);
+    assert_eq!(resolved.assigned_to_user_id, Some(uuid(&org.user_id)));
+    assert!(resolved.window_expires_at.is_some());
+}

@@ -303,6 +303,8 @@ async fn inbound_messages_template_and_quality_updates() {
             language: "en_US".into(),
             status: "PAUSED".into(),
             reason: None,
+            new_status: Some("PAUSED".into()),
+            stop_reason: Some(wm_core::whatsapp::TEMPLATE_PAUSED),
         }
     );
     assert_eq!(
