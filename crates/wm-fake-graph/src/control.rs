@@ -25,7 +25,10 @@
 //! | `GET /_fake/messages/count` | `?to=` | `{count}` |
 //! | `GET /_fake/attempts` | | every send attempt |
 //! | `GET /_fake/webhooks` | | webhook log ([`crate::Posted`]) |
-//! | `POST /_fake/inbound` | [`InboundMessage`] | post an inbound message |
+//! | `POST /_fake/inbound` | [`InboundMessage`] | post an inbound message (opens the window) |
+//! | `PUT /_fake/window` | `{phone_number_id, wa_id, last_inbound?: RFC 3339 \| null, ago_secs?}` | when the user last wrote (`null`/absent: never) |
+//! | `GET /_fake/window` | `?phone_number_id=&wa_id=` | `{last_inbound, open}` (customer-service window) |
+//! | `GET /_fake/reads` | | mark-as-read requests ([`crate::ReadMark`]) |
 //! | `POST /_fake/template_status_update` | [`TemplateStatusUpdate`] | post that webhook |
 //! | `POST /_fake/quality_update` | [`QualityUpdate`] | post that webhook |
 //! | `POST /_fake/raw` | `{body, signature?}` | post exact bytes with this signature |
@@ -128,6 +131,23 @@ struct RawBody {
     body: String,
     #[serde(default)]
     signature: Option<String>,
+}
+
+/// `PUT /_fake/window`: `ago_secs` (seconds before now) wins over `last_inbound`.
+#[derive(Deserialize)]
+struct WindowBody {
+    phone_number_id: String,
+    wa_id: String,
+    #[serde(default)]
+    last_inbound: Option<chrono::DateTime<chrono::Utc>>,
+    #[serde(default)]
+    ago_secs: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct WindowQuery {
+    phone_number_id: String,
+    wa_id: String,
 }
 
 #[derive(Deserialize)]
@@ -285,6 +305,37 @@ async fn inbound(State(f): State<FakeGraph>, Json(m): Json<InboundMessage>) -> R
     posted(f.post_inbound(m).await)
 }
 
+async fn put_window(State(f): State<FakeGraph>, Json(b): Json<WindowBody>) -> Response {
+    let at = match b.ago_secs {
+        Some(secs) if secs.is_finite() && secs >= 0.0 => {
+            let ms = (secs * 1000.0).min(1e15) as i64;
+            Some(chrono::Utc::now() - chrono::Duration::milliseconds(ms))
+        }
+        Some(_) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                Json(json!({ "error": "ago_secs must be a non-negative number" })),
+            )
+                .into_response();
+        }
+        None => b.last_inbound,
+    };
+    f.set_last_inbound(&b.phone_number_id, &b.wa_id, at);
+    ok()
+}
+
+async fn get_window(State(f): State<FakeGraph>, Query(q): Query<WindowQuery>) -> Response {
+    Json(json!({
+        "last_inbound": f.last_inbound(&q.phone_number_id, &q.wa_id),
+        "open": f.window_open(&q.phone_number_id, &q.wa_id),
+    }))
+    .into_response()
+}
+
+async fn reads(State(f): State<FakeGraph>) -> Response {
+    Json(f.reads()).into_response()
+}
+
 async fn tpl_update(State(f): State<FakeGraph>, Json(u): Json<TemplateStatusUpdate>) -> Response {
     posted(f.post_template_status_update(u).await)
 }
@@ -376,6 +427,8 @@ pub(crate) fn routes() -> Router<FakeGraph> {
         .route("/_fake/attempts", get(attempts))
         .route("/_fake/webhooks", get(webhook_log))
         .route("/_fake/inbound", post(inbound))
+        .route("/_fake/window", get(get_window).put(put_window))
+        .route("/_fake/reads", get(reads))
         .route("/_fake/template_status_update", post(tpl_update))
         .route("/_fake/quality_update", post(quality))
         .route("/_fake/raw", post(raw))

@@ -18,6 +18,7 @@ use crate::model::{
     InboundKind, InboundMessage, Posted, QualityUpdate, ReplyContext, TemplateStatus,
     TemplateStatusUpdate,
 };
+use crate::state::InboundRecord;
 use crate::webhooks::{deliver, deliver_value, messages_envelope, number_envelope, waba_envelope};
 
 fn inbound_wamid() -> String {
@@ -47,7 +48,8 @@ fn parse_status(event: &str) -> Option<TemplateStatus> {
 impl FakeGraph {
     /// Posts an inbound user message (`messages[]` with `contacts[]`) for the
     /// given business number, signed like the platform does. Returns what was
-    /// posted, including the new message's wamid.
+    /// posted, including the new message's wamid. The message opens (or restarts) the
+    /// user's customer-service window and can then be marked as read.
     pub async fn post_inbound(&self, msg: InboundMessage) -> anyhow::Result<Posted> {
         let number = {
             let inner = self.shared.lock();
@@ -60,10 +62,21 @@ impl FakeGraph {
             anyhow::bail!("unknown phone_number_id {}", msg.phone_number_id);
         };
         let wamid = inbound_wamid();
+        let now = chrono::Utc::now();
+        {
+            // Remembered before delivery: the app may mark it read (or reply to it)
+            // while the webhook is still in flight.
+            let mut inner = self.shared.lock();
+            let record = InboundRecord {
+                phone_number_id: msg.phone_number_id.clone(),
+            };
+            inner.inbound.insert(wamid.clone(), record);
+            crate::window::touch(&mut inner, &msg.phone_number_id, &msg.from, now);
+        }
         let mut message = json!({
             "from": msg.from,
             "id": wamid,
-            "timestamp": chrono::Utc::now().timestamp().to_string(),
+            "timestamp": now.timestamp().to_string(),
         });
         if let Some(ReplyContext { id, from }) = &msg.context {
             let from = from

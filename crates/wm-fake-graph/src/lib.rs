@@ -8,7 +8,10 @@
 //!
 //! # Endpoints
 //!
-//! * `POST /{version}/{phone_number_id}/messages` — template (and text) sends.
+//! * `POST /{version}/{phone_number_id}/messages` — template sends, free-form sends
+//!   (`text`, `image`/`video`/`audio`/`document`/`sticker`, `interactive` reply buttons,
+//!   `reaction`; see [`freeform`], subject to the 24-hour customer-service window, see
+//!   [`window`]) and mark-as-read requests (`status: "read"`, [`FakeGraph::reads`]).
 //! * `GET /{version}/{waba_id}/message_templates` — cursor-paged template list.
 //! * `GET|DELETE /{version}/{media_id}`, `POST /{version}/{phone_number_id}/media` and the
 //!   download URL `GET /whatsapp_business/attachments/?mid&ext&hash` — media (see [`media`]).
@@ -83,6 +86,17 @@
 //!   `file_size`: <https://dualhook.com/docs/media-upload>, <https://docs.360dialog.com/docs/messaging-api/api-reference/media>;
 //!   types and limits: <https://docs.aws.amazon.com/social-messaging/latest/userguide/supported-media-types.html>
 //!   (a transcription of Meta's "Supported Media Types").
+//! * Free-form sends (`text {body, preview_url?}`, media `{id | link, caption?, filename?}`,
+//!   `interactive` reply buttons, `reaction {message_id, emoji}`, `context {message_id}`) and
+//!   their limits: <https://developers.facebook.com/docs/whatsapp/cloud-api/reference/messages>
+//!   and the "Send messages" guides (details in [`freeform`]).
+//! * Per-message pricing in statuses (from July 2025): `pricing {billable, pricing_model:"PMP",
+//!   category, type}` with `type` `regular` for templates and `free_customer_service` (not
+//!   billable, category `service`) for free-form replies inside the customer-service window:
+//!   <https://developers.facebook.com/docs/whatsapp/pricing/updates-to-pricing/>.
+//! * The 24-hour customer-service window and 131047 (see [`window`]); mark as read with
+//!   optional `typing_indicator {type:"text"}` → `{"success":true}`:
+//!   <https://developers.facebook.com/docs/whatsapp/cloud-api/guides/mark-message-as-read>.
 //! * Redelivery of webhooks that do not get a 2xx:
 //!   <https://docs.360dialog.com/docs/waba-basics/webhook-events-and-notifications>.
 //!
@@ -90,27 +104,32 @@
 //!
 //! Per the error-codes page, some codes arrive in the send response and some
 //! only in a later `failed` status webhook. Defaults here (each injection can
-//! override the mode): **async** (wamid, then `failed`) for 131026, 131047,
-//! 131049, 131050 and 130472 — the recipient/delivery-side codes the platform
+//! override the mode): **async** (wamid, then `failed`) for 131026, 131047 (also
+//! produced by free-form sends outside the customer-service window), 131049, 131050
+//! and 130472 — the recipient/delivery-side codes the platform
 //! reports after accepting the message (e.g. 131049 "most often arrives
 //! asynchronously in `statuses[].errors[]`", <https://dualhook.com/docs/whatsapp-error-131049>);
 //! **sync** for everything else (auth 190, 100/131008/131009/131051 request
-//! errors, 132xxx template errors which have no wamid to report against —
-//! <https://dualhook.com/docs/whatsapp-error-132012> —, throttling 4/80007/130429/131048/131056,
+//! errors, 131053 for media a number cannot use, 132xxx template errors which have
+//! no wamid to report against — <https://dualhook.com/docs/whatsapp-error-132012> —, throttling 4/80007/130429/131048/131056,
 //! account 368/131031, and 1/2/131000 server errors).
 
 pub mod control;
 pub mod errors;
+pub mod freeform;
 mod inbound;
 pub mod media;
 mod media_http;
 pub mod model;
+mod read;
+mod records;
 mod send;
 pub mod server;
 mod state;
 pub mod templates;
 mod validate;
 pub mod webhooks;
+pub mod window;
 
 pub use control::Setup;
 pub use errors::{CodeInfo, Delivery, GraphError, code_info};
@@ -119,3 +138,4 @@ pub use model::*;
 pub use state::FakeGraph;
 pub use validate::{MAX_OPAQUE_LEN, wa_id};
 pub use webhooks::{sign, verify};
+pub use window::CUSTOMER_SERVICE_WINDOW;

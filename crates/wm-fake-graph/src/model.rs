@@ -5,10 +5,10 @@
 
 use std::net::SocketAddr;
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 pub use crate::errors::Delivery;
+pub use crate::records::{AcceptedMessage, Attempt, AttemptOutcome, ReadMark};
 
 /// Options for [`crate::FakeGraph::start`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -296,81 +296,10 @@ impl Default for RetryPolicy {
     }
 }
 
-/// A send the fake accepted (a wamid was assigned).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AcceptedMessage {
-    /// Order of acceptance, from 1.
-    pub seq: u64,
-    /// The assigned message id.
-    pub wamid: String,
-    /// Sending business number.
-    pub phone_number_id: String,
-    /// Its WABA.
-    pub waba_id: String,
-    /// `to` exactly as sent.
-    pub to: String,
-    /// Digits of `to` (the `wa_id`).
-    pub wa_id: String,
-    /// `template` or `text`.
-    pub message_type: String,
-    /// Template name (template sends).
-    pub template_name: Option<String>,
-    /// Template language code (template sends).
-    pub language: Option<String>,
-    /// Body parameter texts in order (template sends).
-    pub body_params: Vec<String>,
-    /// Text body (text sends).
-    pub text_body: Option<String>,
-    /// `biz_opaque_callback_data` if the send had it.
-    pub biz_opaque_callback_data: Option<String>,
-    /// Wall-clock acceptance time.
-    pub at: DateTime<Utc>,
-    /// Milliseconds since the fake started (monotonic; for rate measurements).
-    pub elapsed_ms: f64,
-    /// Async error reported later by a `failed` webhook, if injected.
-    pub async_error: Option<i64>,
-}
-
-/// The outcome of one send attempt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum AttemptOutcome {
-    /// A wamid was assigned.
-    Accepted {
-        /// The wamid.
-        wamid: String,
-    },
-    /// The send was answered with an error.
-    Refused {
-        /// The error code.
-        code: i64,
-        /// The HTTP status.
-        http_status: u16,
-    },
-}
-
-/// One POST to `/messages`, accepted or refused.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Attempt {
-    /// Order of arrival, from 1.
-    pub seq: u64,
-    /// The number in the path.
-    pub phone_number_id: String,
-    /// `to`, when the body had one.
-    pub to: Option<String>,
-    /// Template name, when the body had one.
-    pub template_name: Option<String>,
-    /// Arrival time.
-    pub at: DateTime<Utc>,
-    /// What the fake answered.
-    #[serde(flatten)]
-    pub outcome: AttemptOutcome,
-}
-
 /// Counters, cheap to read at any time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stats {
-    /// POSTs to `/messages`.
+    /// Sends POSTed to `/messages` (mark-as-read requests are not counted).
     pub attempts: u64,
     /// Sends that got a wamid.
     pub accepted: u64,

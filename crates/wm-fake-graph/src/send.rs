@@ -2,7 +2,10 @@
 //!
 //! The checks run in the platform's order: token (190), object (100/33),
 //! throttling (130429/4/80007), body shape (100/131008/131009/131051),
-//! template (132001/132015/132016/132000), then injected recipient errors.
+//! template (132001/132015/132016/132000), media (131053), then injected recipient
+//! errors; a free-form send outside the customer-service window is accepted and
+//! fails later with 131047 ([`crate::window`]). Bodies with `status` are
+//! mark-as-read requests ([`crate::read`]).
 //! All of it is decided in one short critical section; the awaits (webhooks,
 //! delays, hangs) happen after the lock is released.
 
@@ -21,6 +24,8 @@ use serde_json::{Value, json};
 
 use crate::FakeGraph;
 use crate::errors::{Delivery, GraphError, code_info};
+use crate::freeform::check_media;
+use crate::media::MediaInfo;
 use crate::model::{
     AcceptedMessage, AmbiguityKind, Attempt, AttemptOutcome, NumberSpec, TemplateStatus,
 };
@@ -94,17 +99,16 @@ impl FakeGraph {
         &self,
         phone_number_id: &str,
         token: Option<&str>,
-        raw: &[u8],
+        body: Option<&Value>,
     ) -> Decision {
         let shared = &self.shared;
         shared.counters.attempts.fetch_add(1, Ordering::Relaxed);
-        let body: Option<Value> = serde_json::from_slice(raw).ok();
-        let to_hint = body
-            .as_ref()
-            .and_then(|b| str_field(b, "to"))
-            .map(str::to_owned);
+        let to_hint = body.and_then(|b| str_field(b, "to")).map(str::to_owned);
+        // The media store has its own lock, never taken under the registry's.
+        let held = body
+            .and_then(crate::freeform::media_id_of)
+            .and_then(|id| self.media_info(id));
         let tpl_hint = body
-            .as_ref()
             .and_then(|b| b.get("template"))
             .and_then(|t| str_field(t, "name"))
             .map(str::to_owned);
@@ -114,7 +118,8 @@ impl FakeGraph {
             &mut inner,
             phone_number_id,
             token,
-            body.as_ref(),
+            body,
+            held.as_ref(),
             shared.started,
         );
         let at = Utc::now();
@@ -175,6 +180,7 @@ fn decide_locked(
     phone_number_id: &str,
     token: Option<&str>,
     body: Option<&Value>,
+    held: Option<&MediaInfo>,
     started: Instant,
 ) -> Result<Accepted, GraphError> {
     if let AuthCheck::Fail(e) = check_token(inner, token) {
@@ -257,6 +263,9 @@ fn decide_locked(
         }
         category = tpl.spec.category.to_ascii_lowercase();
     }
+    if let Some(media) = &parsed.media {
+        check_media(media, held, phone_number_id)?;
+    }
     let injection = take_matching(
         &mut inner.injections,
         &parsed.to,
@@ -287,6 +296,16 @@ fn decide_locked(
             Delivery::Async => async_error = Some((inj.code, inj.details)),
         }
     }
+    let digits = wa_id(&parsed.to);
+    let wa = inner.wa_ids.get(&digits).cloned().unwrap_or(digits);
+    // Outside the customer-service window a free-form send is accepted, then fails
+    // with 131047 in a status webhook (see `crate::window`).
+    if parsed.template.is_none()
+        && async_error.is_none()
+        && !crate::window::is_open(inner, phone_number_id, &wa)
+    {
+        async_error = Some((131_047, None));
+    }
     if let Some(n) = inner.numbers.get_mut(phone_number_id)
         && n.mps_cap.is_some()
     {
@@ -303,8 +322,6 @@ fn decide_locked(
     )
     .map(|a| a.kind);
     let seq = inner.accepted.len() as u64 + 1;
-    let digits = wa_id(&parsed.to);
-    let wa = inner.wa_ids.get(&digits).cloned().unwrap_or(digits);
     let (template_name, language, body_params) = match parsed.template {
         Some((n, l, p)) => (Some(n), Some(l), p),
         None => (None, None, Vec::new()),
@@ -316,12 +333,7 @@ fn decide_locked(
         waba_id,
         to: parsed.to.clone(),
         wa_id: wa,
-        message_type: if template_name.is_some() {
-            "template"
-        } else {
-            "text"
-        }
-        .to_owned(),
+        message_type: parsed.kind,
         template_name,
         language,
         body_params,
@@ -330,6 +342,8 @@ fn decide_locked(
         at: Utc::now(),
         elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
         async_error: async_error.as_ref().map(|(c, _)| *c),
+        context_message_id: parsed.context,
+        body: body.clone(),
     };
     inner.accepted.push(msg.clone());
     *inner.accepted_by_to.entry(parsed.to).or_insert(0) += 1;
@@ -370,7 +384,13 @@ pub(crate) async fn send_message(
             .map(|(_, v)| v.into_owned())
     });
     let token = request_token(&headers, query_token.as_deref());
-    let acc = match fake.decide_send(&phone_number_id, token.as_deref(), &body) {
+    let body: Option<Value> = serde_json::from_slice(&body).ok();
+    if body.as_ref().is_some_and(crate::read::is_read_request) {
+        return fake
+            .mark_read(&phone_number_id, token.as_deref(), body.as_ref())
+            .into_response();
+    }
+    let acc = match fake.decide_send(&phone_number_id, token.as_deref(), body.as_ref()) {
         Decision::Refuse(e) => return e.into_response(),
         Decision::Accept(acc) => acc,
     };

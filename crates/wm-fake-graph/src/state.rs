@@ -13,9 +13,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 
+use chrono::{DateTime, Utc};
+
 use crate::model::{
-    AcceptedMessage, Ambiguity, AmbiguityKind, Attempt, Injection, NumberSpec, Posted, Stats,
-    TemplateInfo, TemplateSpec, TemplateStatus, WebhookConfig,
+    AcceptedMessage, Ambiguity, AmbiguityKind, Attempt, Injection, NumberSpec, Posted, ReadMark,
+    Stats, TemplateInfo, TemplateSpec, TemplateStatus, WebhookConfig,
 };
 use crate::templates::count_placeholders;
 
@@ -57,6 +59,18 @@ pub(crate) struct Inner {
     pub webhook: Option<WebhookConfig>,
     pub webhook_log: VecDeque<Posted>,
     pub next_template_id: u64,
+    /// Inbound messages posted by [`FakeGraph::post_inbound`], by wamid.
+    pub inbound: HashMap<String, InboundRecord>,
+    /// Time of each user's last inbound message, by (business number, user `wa_id`).
+    pub last_inbound: HashMap<(String, String), DateTime<Utc>>,
+    /// Accepted mark-as-read requests, in arrival order.
+    pub reads: Vec<ReadMark>,
+}
+
+/// An inbound message the fake posted: mark-as-read must name one sent to that number.
+#[derive(Debug, Clone)]
+pub(crate) struct InboundRecord {
+    pub phone_number_id: String,
 }
 
 /// Atomic counters.
@@ -454,6 +468,7 @@ impl FakeGraph {
         inner.accepted_by_to.clear();
         inner.attempts.clear();
         inner.webhook_log.clear();
+        inner.reads.clear();
         drop(inner);
         self.shared.media().stats = crate::media::MediaStats::default();
         let c = &self.shared.counters;

@@ -4,6 +4,7 @@
 //! parameters, a bad `messaging_product` and an empty text parameter (the answer users
 //! report, <https://github.com/shridarpatil/frappe_whatsapp/issues/43>), 131008 for a
 //! missing required parameter, 131009 for an invalid value, 131051 for an unsupported type.
+//! The objects of free-form types are checked in [`crate::freeform`].
 
 use serde_json::Value;
 
@@ -38,8 +39,12 @@ const TOP_LEVEL_KEYS: &[&str] = &[
 #[derive(Debug)]
 pub(crate) struct ParsedSend {
     pub to: String,
+    /// The request's `type` (`text` when absent, as the platform defaults it).
+    pub kind: String,
     pub template: Option<(String, String, Vec<String>)>,
     pub text_body: Option<String>,
+    pub media: Option<crate::freeform::MediaRef>,
+    pub context: Option<String>,
     pub opaque: Option<String>,
 }
 
@@ -115,6 +120,23 @@ pub(crate) fn parse_send(body: &Value) -> Result<ParsedSend, GraphError> {
             ));
         }
     };
+    let context = match obj.get("context") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(c)) => match c.get("message_id") {
+            Some(Value::String(id)) if !id.is_empty() => Some(id.clone()),
+            None | Some(Value::Null) => return Err(missing("context.message_id")),
+            Some(_) => {
+                return Err(GraphError::invalid_parameter(
+                    "Param context['message_id'] must be a non-empty string.",
+                ));
+            }
+        },
+        Some(_) => {
+            return Err(GraphError::invalid_parameter(
+                "Param context must be a JSON object.",
+            ));
+        }
+    };
     let ty = match obj.get("type") {
         None => "text",
         Some(Value::String(s)) => s.as_str(),
@@ -138,31 +160,26 @@ pub(crate) fn parse_send(body: &Value) -> Result<ParsedSend, GraphError> {
             let params = body_params(t.get("components"))?;
             Ok(ParsedSend {
                 to,
+                kind: "template".to_owned(),
                 template: Some((name.to_owned(), code.to_owned(), params)),
                 text_body: None,
+                media: None,
+                context,
                 opaque,
             })
         }
-        "text" => {
-            let text = obj.get("text").ok_or_else(|| missing("text"))?;
-            let body = str_field(text, "body").ok_or_else(|| missing("text.body"))?;
-            if body.chars().count() > 4096 {
-                return Err(invalid("Parameter text.body exceeds 4096 characters."));
-            }
+        other => {
+            let free = crate::freeform::parse(obj, other)?;
             Ok(ParsedSend {
                 to,
+                kind: other.to_owned(),
                 template: None,
-                text_body: Some(body.to_owned()),
+                text_body: free.text_body,
+                media: free.media,
+                context,
                 opaque,
             })
         }
-        other => Err(GraphError::whatsapp(
-            131051,
-            Some(&format!(
-                "Message type {other} is currently not supported (the fake models template and text)."
-            )),
-            None,
-        )),
     }
 }
 

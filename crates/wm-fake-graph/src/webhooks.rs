@@ -238,7 +238,14 @@ fn status_value(acc: &Accepted, status: &str, ts: i64, opts: &StatusOptions) -> 
             "category": acc.category,
         });
         if opts.pricing_model == "PMP" {
-            pricing["type"] = json!("regular");
+            // Per-message pricing (from July 2025): a free-form reply can only be sent
+            // inside the customer-service window, where it is free.
+            if acc.msg.message_type == "template" {
+                pricing["type"] = json!("regular");
+            } else {
+                pricing["billable"] = json!(false);
+                pricing["type"] = json!("free_customer_service");
+            }
         }
         v["pricing"] = pricing;
     }

@@ -1,0 +1,78 @@
+//! The customer-service window: free-form messages only reach a user who wrote to the
+//! business number in the last 24 hours.
+//!
+//! Behaviour chosen, and why: on the Cloud API a free-form (non-template) send outside
+//! the window is *accepted* — HTTP 200 with a wamid — and the refusal arrives later as
+//! a `failed` status webhook whose `errors[]` carries code 131047 "Re-engagement
+//! message" ("Message failed to send because more than 24 hours have passed since the
+//! customer last replied to this number."); no `sent`/`delivered` statuses follow. The
+//! error-codes reference lists 131047 among the codes reported in webhooks, and apps
+//! meeting it report the same ("Meta accepts synchronously, then rejects async via the
+//! status webhook", <https://github.com/fabrahaingo/joel/pull/314>). The fake does
+//! exactly that: the send is logged as accepted with `async_error: Some(131047)`.
+//! Templates are never subject to the window.
+//!
+//! The window opens (or restarts) with every message posted by
+//! [`FakeGraph::post_inbound`]; tests move it with [`FakeGraph::set_last_inbound`].
+//! Users are keyed by the digits of their `wa_id` per business number, so a send to a
+//! number with a registered other spelling ([`FakeGraph::register_wa_id`]) finds the
+//! window its `wa_id` opened.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::FakeGraph;
+use crate::state::Inner;
+use crate::validate::wa_id;
+
+/// How long after a user's last message free-form sends are allowed (Meta: 24 hours).
+pub const CUSTOMER_SERVICE_WINDOW: Duration = Duration::from_secs(24 * 3600);
+
+fn key(phone_number_id: &str, user: &str) -> (String, String) {
+    (phone_number_id.to_owned(), wa_id(user))
+}
+
+/// Whether a free-form send from the number to this `wa_id` is inside the window now.
+pub(crate) fn is_open(inner: &Inner, phone_number_id: &str, user: &str) -> bool {
+    let Some(last) = inner.last_inbound.get(&key(phone_number_id, user)) else {
+        return false;
+    };
+    let window = chrono::Duration::from_std(CUSTOMER_SERVICE_WINDOW)
+        .unwrap_or_else(|_| chrono::Duration::hours(24));
+    Utc::now() < *last + window
+}
+
+/// Records an inbound message from `user` to the number at `at`.
+pub(crate) fn touch(inner: &mut Inner, phone_number_id: &str, user: &str, at: DateTime<Utc>) {
+    inner.last_inbound.insert(key(phone_number_id, user), at);
+}
+
+impl FakeGraph {
+    /// Sets when `wa_id` last wrote to the business number (`None`: never), so tests
+    /// can put a user inside or outside the 24-hour customer-service window without
+    /// waiting; e.g. `Some(Utc::now() - chrono::Duration::hours(25))` closes it.
+    pub fn set_last_inbound(&self, phone_number_id: &str, wa_id: &str, at: Option<DateTime<Utc>>) {
+        let mut inner = self.shared.lock();
+        match at {
+            Some(at) => touch(&mut inner, phone_number_id, wa_id, at),
+            None => {
+                inner.last_inbound.remove(&key(phone_number_id, wa_id));
+            }
+        }
+    }
+
+    /// When `wa_id` last wrote to the business number, if ever.
+    pub fn last_inbound(&self, phone_number_id: &str, wa_id: &str) -> Option<DateTime<Utc>> {
+        self.shared
+            .lock()
+            .last_inbound
+            .get(&key(phone_number_id, wa_id))
+            .copied()
+    }
+
+    /// Whether free-form messages from the number to `wa_id` would be delivered now.
+    pub fn window_open(&self, phone_number_id: &str, wa_id: &str) -> bool {
+        is_open(&self.shared.lock(), phone_number_id, wa_id)
+    }
+}
