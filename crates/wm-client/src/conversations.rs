@@ -33,7 +33,7 @@ use wm_types::conversations::{
     Conversation, ConversationFilter, ConversationList, ListConversationsQuery, UpdateConversation,
 };
 use wm_types::enums::{ChannelType, ConversationStatus};
-use wm_types::messages::{ListMessagesQuery, Message, MessageList};
+use wm_types::messages::{ListMessagesQuery, MarkedRead, Message, MessageList, SendMessage};
 
 use crate::http::Request;
 use crate::pagination::{PageStream, page_setters, stream_list};
@@ -77,6 +77,23 @@ impl<'c> Conversations<'c> {
     ) -> Result<Conversation, Error> {
         self.client
             .send(Request::patch(format!("/conversations/{id}")).json(change)?)
+            .await
+    }
+
+    /// `POST /conversations/{id}/messages` (scope `conversations:write`): a reply, queued
+    /// PENDING and sent at most once. Outside the 24-hour window only a template is taken
+    /// (a free-form reply is `CONVERSATION_WINDOW_CLOSED`).
+    pub async fn reply(&self, id: Uuid, message: &SendMessage) -> Result<Message, Error> {
+        self.client
+            .send(Request::post(format!("/conversations/{id}/messages")).json(message)?)
+            .await
+    }
+
+    /// `POST /conversations/{id}/read` (scope `conversations:write`): the customer's
+    /// messages marked read, at the platform too.
+    pub async fn mark_read(&self, id: Uuid) -> Result<MarkedRead, Error> {
+        self.client
+            .send(Request::post(format!("/conversations/{id}/read")))
             .await
     }
 

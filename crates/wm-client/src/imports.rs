@@ -21,12 +21,11 @@
 
 use std::time::Duration;
 
-use rand::Rng;
 use uuid::Uuid;
 use wm_types::common::Page;
 use wm_types::imports::{ContactImport, ImportOptions, ImportStatus};
 
-use crate::http::Request;
+use crate::http::{FormPart, Request};
 use crate::pagination::{PageParams, PageStream, page_setters, stream_list};
 use crate::{Client, Error};
 
@@ -71,38 +70,24 @@ pub struct Imports<'c> {
     client: &'c Client,
 }
 
-/// The `multipart/form-data` body of an upload: the options part, then the file part. Built
-/// here, whole, so that a retried request sends the same bytes (reqwest's streaming form
-/// cannot be sent twice).
+/// The `multipart/form-data` body of an upload: the options part, then the file part.
 fn multipart(options: &ImportOptions, file: &ImportFile) -> Result<(Vec<u8>, String), Error> {
-    let boundary = format!("wm-{:032x}", rand::rng().random::<u128>());
     let options = serde_json::to_vec(options)
         .map_err(|e| Error::Config(format!("import options could not be serialised: {e}")))?;
-    let name: String = file
-        .name
-        .chars()
-        .map(|c| if c == '"' || c.is_control() { '_' } else { c })
-        .collect();
-    let mut body = Vec::with_capacity(file.bytes.len() + options.len() + 512);
-    body.extend_from_slice(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"options\"\r\n\
-             Content-Type: application/json\r\n\r\n"
-        )
-        .as_bytes(),
-    );
-    body.extend_from_slice(&options);
-    body.extend_from_slice(
-        format!(
-            "\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; \
-             filename=\"{name}\"\r\nContent-Type: {}\r\n\r\n",
-            file.content_type
-        )
-        .as_bytes(),
-    );
-    body.extend_from_slice(&file.bytes);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    Ok((body, format!("multipart/form-data; boundary={boundary}")))
+    Ok(crate::http::form(&[
+        FormPart {
+            name: "options",
+            filename: None,
+            content_type: "application/json",
+            bytes: &options,
+        },
+        FormPart {
+            name: "file",
+            filename: Some(&file.name),
+            content_type: &file.content_type,
+            bytes: &file.bytes,
+        },
+    ]))
 }
 
 impl<'c> Imports<'c> {

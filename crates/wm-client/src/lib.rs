@@ -69,6 +69,7 @@ mod error;
 mod http;
 pub mod imports;
 pub mod lookups;
+pub mod media;
 pub mod pagination;
 pub mod reports;
 pub mod retry;

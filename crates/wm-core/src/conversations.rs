@@ -1,12 +1,13 @@
 //! Conversation schemas.
 
 use wm_types::conversations::{ListConversationsQuery, UpdateConversation};
-use wm_types::messages::ListMessagesQuery;
+use wm_types::messages::{ListMessagesQuery, SendMessage};
 
 use crate::validate::validated;
 
 validated!(
     ListConversationsQuery,
     UpdateConversation,
-    ListMessagesQuery
+    ListMessagesQuery,
+    SendMessage
 );

@@ -28,12 +28,12 @@ impl std::fmt::Debug for PlatformAccount {
     }
 }
 
-/// One templated message to one recipient.
+/// One message to one recipient.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutboundMessage {
-    /// Stable per attempt target (the campaign recipient's id): sent to the platform as
-    /// `biz_opaque_callback_data` and echoed in its status webhooks, so a status can be
-    /// matched even before the send's answer was recorded.
+    /// Stable per attempt target (a campaign recipient's id, a reply's message id): sent to
+    /// the platform as `biz_opaque_callback_data` and echoed in its status webhooks, so a
+    /// status can be matched even before the send's answer was recorded.
     pub correlation_id: String,
     /// Sender number (`+…`).
     pub from: String,
@@ -41,14 +41,63 @@ pub struct OutboundMessage {
     pub account: Option<PlatformAccount>,
     /// Recipient number (`+…`).
     pub to: String,
-    /// Template name.
-    pub template: String,
-    /// Template language code (`es_MX`).
-    pub language: String,
-    /// The values of the template's body variables, in position order (`{{1}}`, `{{2}}`…).
-    pub parameters: Vec<String>,
-    /// The rendered text (what the recipient reads).
+    /// What is sent.
+    pub content: OutboundContent,
+    /// The platform's id of the message it quotes (a reply's `context`).
+    pub reply_to: Option<String>,
+    /// The text the recipient reads (a rendered template, the text, a caption).
     pub body: String,
+}
+
+/// What a message sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutboundContent {
+    /// A template (the only kind a platform with a service window takes outside it).
+    Template {
+        /// Template name.
+        name: String,
+        /// Template language code (`es_MX`).
+        language: String,
+        /// The values of the template's body variables, in position order.
+        parameters: Vec<String>,
+    },
+    /// Free-form text.
+    Text,
+    /// A media file the platform already holds (uploaded with
+    /// [`MessagingProvider::upload_media`]).
+    Media {
+        /// Image, video, audio, document or sticker.
+        kind: wm_types::messages::MessageType,
+        /// The platform's media id.
+        media_id: String,
+        /// Caption (image, video, document).
+        caption: Option<String>,
+        /// File name (document).
+        filename: Option<String>,
+    },
+    /// A text with reply buttons `(id, title)`.
+    Interactive {
+        /// The buttons.
+        buttons: Vec<(String, String)>,
+    },
+}
+
+impl OutboundContent {
+    /// Whether a platform with a customer-service window takes it outside the window.
+    pub fn is_template(&self) -> bool {
+        matches!(self, OutboundContent::Template { .. })
+    }
+}
+
+/// A file to upload to the platform before it is sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MediaUpload {
+    /// The bytes.
+    pub bytes: Vec<u8>,
+    /// MIME type.
+    pub mime_type: String,
+    /// File name.
+    pub filename: Option<String>,
 }
 
 /// A message the platform took.
@@ -133,6 +182,30 @@ pub trait MessagingProvider: Send + Sync + 'static {
 
     /// Sends one message; `Ok` is what the platform accepted it as.
     async fn send(&self, message: &OutboundMessage) -> Result<Accepted, SendError>;
+
+    /// Uploads a file for `account`'s number to send; the platform's media id.
+    async fn upload_media(
+        &self,
+        account: Option<&PlatformAccount>,
+        file: &MediaUpload,
+    ) -> Result<String, SendError> {
+        let _ = (account, file);
+        Err(SendError::Rejected {
+            reason: format!("the {} platform takes no media", self.name()),
+            opt_out: false,
+        })
+    }
+
+    /// Tells the platform the business read the customer's message `message_id` (the
+    /// customer sees blue ticks).
+    async fn mark_read(
+        &self,
+        account: Option<&PlatformAccount>,
+        message_id: &str,
+    ) -> Result<(), SendError> {
+        let _ = (account, message_id);
+        Ok(())
+    }
 
     /// Receipts the platform has for us that were not [acknowledged](Self::acknowledge)
     /// yet. Platforms that push callbacks (webhooks) return none.

@@ -130,6 +130,8 @@ pub struct Inner {
     pub intake_wake: tokio::sync::Notify,
     /// Wakes the media fetcher when a message with media was kept.
     pub media_wake: tokio::sync::Notify,
+    /// Wakes the reply sender when a reply was queued.
+    pub reply_wake: tokio::sync::Notify,
     /// Wakes the import worker when an upload was stored.
     pub imports_wake: tokio::sync::Notify,
     /// Encrypts platform access tokens at rest (`WM_SECRET_KEY`; none: tokens cannot be
@@ -196,6 +198,7 @@ impl AppState {
             intake_wake: tokio::sync::Notify::new(),
             imports_wake: tokio::sync::Notify::new(),
             media_wake: tokio::sync::Notify::new(),
+            reply_wake: tokio::sync::Notify::new(),
             settings,
             keys: KeyCache::default(),
             lookups: LookupCache::default(),

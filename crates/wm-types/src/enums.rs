@@ -134,5 +134,6 @@ wire_enum!(
         CampaignVariablesRequired = "CAMPAIGN_VARIABLES_REQUIRED",
         PhoneNumberNotOwned = "PHONE_NUMBER_NOT_OWNED",
         AdminTokenInvalid = "ADMIN_TOKEN_INVALID",
+        ConversationWindowClosed = "CONVERSATION_WINDOW_CLOSED",
     }
 );

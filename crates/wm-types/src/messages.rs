@@ -124,6 +124,9 @@ pub struct MessageInteractive {
     /// The chosen option's title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The buttons sent (`buttons`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buttons: Vec<SendButton>,
 }
 
 /// The template of an outbound template message.
@@ -255,4 +258,129 @@ pub struct MessageEventData {
     pub organization_id: Uuid,
     /// The message as `GET /conversations/{id}/messages` shows it.
     pub message: Message,
+}
+
+wire_enum!(
+    /// What a reply sends.
+    SendType {
+        Text = "text",
+        Image = "image",
+        Video = "video",
+        Audio = "audio",
+        Document = "document",
+        Sticker = "sticker",
+        Interactive = "interactive",
+        Template = "template",
+    }
+);
+
+/// The text of a text reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SendText {
+    /// 1 to 4,096 characters.
+    #[schemars(length(min = 1, max = 4096))]
+    pub body: String,
+}
+
+/// The file of a media reply: one uploaded with `POST /media`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SendMedia {
+    /// The id `POST /media` answered.
+    pub id: Uuid,
+    /// Caption (image, video, document), up to 1,024 characters.
+    #[serde(default)]
+    #[schemars(length(max = 1024))]
+    pub caption: Option<String>,
+    /// The file name the customer sees (document).
+    #[serde(default)]
+    #[schemars(length(max = 240))]
+    pub filename: Option<String>,
+}
+
+/// A reply button.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SendButton {
+    /// What comes back when it is tapped (`interactive.replyId` of the answer).
+    #[schemars(length(min = 1, max = 256))]
+    pub id: String,
+    /// Its label, up to 20 characters.
+    #[schemars(length(min = 1, max = 20))]
+    pub title: String,
+}
+
+/// An interactive reply: a text with up to three reply buttons.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SendInteractive {
+    /// The text above the buttons, up to 1,024 characters.
+    #[schemars(length(min = 1, max = 1024))]
+    pub body: String,
+    /// One to three buttons, ids unique.
+    #[schemars(length(min = 1, max = 3))]
+    pub buttons: Vec<SendButton>,
+}
+
+/// A template reply (the only kind the platform takes outside the window).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SendTemplate {
+    /// An APPROVED template of the organisation.
+    pub template_id: Uuid,
+    /// Values of its variables by position (`{"1": "Ana"}`), as for campaigns; a value may
+    /// be a contact field (`{{firstName}}`).
+    #[serde(default)]
+    pub variables: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// `POST /conversations/{id}/messages`: exactly the part its `type` names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SendMessage {
+    /// What to send.
+    #[serde(rename = "type")]
+    pub message_type: SendType,
+    /// For `text`.
+    #[serde(default)]
+    pub text: Option<SendText>,
+    /// For `image`, `video`, `audio`, `document`, `sticker`.
+    #[serde(default)]
+    pub media: Option<SendMedia>,
+    /// For `interactive`.
+    #[serde(default)]
+    pub interactive: Option<SendInteractive>,
+    /// For `template`.
+    #[serde(default)]
+    pub template: Option<SendTemplate>,
+    /// A message of this conversation the reply quotes.
+    #[serde(default)]
+    pub reply_to_message_id: Option<Uuid>,
+}
+
+/// `POST /media` answer: a file to send in a reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UploadedMedia {
+    /// Its id, for `media.id` of a reply (and `GET /media/{id}`).
+    pub id: Uuid,
+    /// MIME type.
+    pub mime_type: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// SHA-256 of the bytes, hex.
+    pub sha256: String,
+    /// File name, when the upload had one.
+    pub filename: Option<String>,
+}
+
+/// `POST /conversations/{id}/read` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MarkedRead {
+    /// The customer's latest message, marked read at the platform (null: they never wrote).
+    pub message_id: Option<Uuid>,
+    /// How many of their messages moved from RECEIVED to READ.
+    pub marked: u64,
 }

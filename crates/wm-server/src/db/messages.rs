@@ -41,6 +41,9 @@ pub struct Stored {
     /// Template of a template message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<MessageTemplate>,
+    /// The file name a sent document shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
 }
 
 /// A stored reaction.
@@ -96,19 +99,30 @@ pub struct NewMessage {
     pub sent_by: Option<(SenderKind, Uuid)>,
     /// The campaign recipient it was sent to, whose status it shows.
     pub recipient_id: Option<Uuid>,
+    /// The business number it came to or goes from.
+    pub phone_number_id: Option<Uuid>,
     /// When it was written.
     pub created_at: i64,
 }
 
 /// Writes a message; returns its row.
 pub async fn insert(conn: &impl ConnectionTrait, m: NewMessage) -> Result<message::Model, DbErr> {
+    insert_with_id(conn, Uuid::now_v7(), m).await
+}
+
+/// [`insert`] under a chosen id (one the caller named already, in a ledger entry).
+pub async fn insert_with_id(
+    conn: &impl ConnectionTrait,
+    id: Uuid,
+    m: NewMessage,
+) -> Result<message::Model, DbErr> {
     let content = if m.stored.is_empty() {
         None
     } else {
         Some(serde_json::to_string(&m.stored).map_err(|e| DbErr::Custom(e.to_string()))?)
     };
     let row = message::Model {
-        id: Uuid::now_v7(),
+        id,
         organization_id: m.organization_id,
         conversation_id: m.conversation_id,
         contact_id: m.contact_id,
@@ -125,6 +139,10 @@ pub async fn insert(conn: &impl ConnectionTrait, m: NewMessage) -> Result<messag
         sent_by_kind: m.sent_by.map(|(k, _)| k),
         sent_by_id: m.sent_by.map(|(_, id)| id),
         recipient_id: m.recipient_id,
+        phone_number_id: m.phone_number_id,
+        attempt_at: None,
+        retry_at: None,
+        retries: 0,
         created_at: m.created_at,
         updated_at: m.created_at,
     };
@@ -233,6 +251,11 @@ pub struct NewMedia {
     pub created_at: i64,
 }
 
+/// A customer's file, fetched from the platform.
+pub const MEDIA_INBOUND: &str = "INBOUND";
+/// A file uploaded to send.
+pub const MEDIA_UPLOAD: &str = "UPLOAD";
+
 /// The status of a media row still to fetch.
 pub const MEDIA_PENDING: &str = "PENDING";
 /// The status of a media row whose bytes are in the store.
@@ -245,8 +268,9 @@ pub async fn insert_media(conn: &impl ConnectionTrait, m: NewMedia, id: Uuid) ->
     media::Entity::insert(media::ActiveModel {
         id: Set(id),
         organization_id: Set(m.organization_id),
-        message_id: Set(m.message_id),
+        message_id: Set(Some(m.message_id)),
         phone_number_id: Set(m.phone_number_id),
+        origin: Set(MEDIA_INBOUND.to_owned()),
         provider: Set(m.provider),
         platform_media_id: Set(m.platform_media_id),
         mime_type: Set(m.mime_type),

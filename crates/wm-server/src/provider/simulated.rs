@@ -10,7 +10,10 @@ use std::sync::Arc;
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
-use wm_core::provider::{Accepted, MessagingProvider, OutboundMessage, SendError, StatusUpdate};
+use wm_core::provider::{
+    Accepted, MediaUpload, MessagingProvider, OutboundMessage, PlatformAccount, SendError,
+    StatusUpdate,
+};
 use wm_core::time::Clock;
 use wm_types::enums::RecipientStatus;
 
@@ -70,6 +73,16 @@ impl MessagingProvider for SimulatedProvider {
                 opt_out: false,
             })
         }
+    }
+
+    /// The simulated platform takes any file and names it, so replies with media follow the
+    /// same path as on a real platform.
+    async fn upload_media(
+        &self,
+        _account: Option<&PlatformAccount>,
+        file: &MediaUpload,
+    ) -> Result<String, SendError> {
+        Ok(format!("sim-media.{}.{}", file.bytes.len(), uuid::Uuid::now_v7().simple()))
     }
 
     async fn receipts(&self) -> Result<Vec<StatusUpdate>, SendError> {

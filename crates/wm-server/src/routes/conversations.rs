@@ -1,22 +1,22 @@
-//! `/conversations`: the inbox (`conversations:read`), its threads, and status and assignee
-//! changes (`conversations:write`).
+//! `/conversations`: the inbox (`conversations:read`), its threads, and what an agent does
+//! (`conversations:write`): status and assignee changes, replies, read marks.
 
 use aide::axum::ApiRouter;
-use aide::axum::routing::get_with;
+use aide::axum::routing::{get_with, post_with};
 use axum::extract::State;
 use wm_types::conversations::{
     Conversation, ConversationList, ListConversationsQuery, UpdateConversation,
 };
-use wm_types::messages::{ListMessagesQuery, MessageList};
+use wm_types::messages::{ListMessagesQuery, MarkedRead, Message, MessageList, SendMessage};
 
 use crate::error::ApiResult;
 use crate::extract::{
-    Authed, ConversationId, ConversationsRead, ConversationsWrite, NoQuery, ValidatedJson,
-    ValidatedQuery,
+    Authed, ConversationId, ConversationsRead, ConversationsWrite, NoBody, NoQuery,
+    ValidatedJson, ValidatedQuery,
 };
-use crate::reply::Json;
+use crate::reply::{Created, Json};
 use crate::services::conversations as svc;
-use crate::services::messages;
+use crate::services::{messages, replies};
 use crate::state::AppState;
 
 const TAG: &str = "Conversations";
@@ -46,6 +46,18 @@ pub fn router() -> ApiRouter<AppState> {
             get_with(thread, |op| {
                 op.tag(TAG)
                     .summary("List a conversation's messages, newest first")
+            })
+            .post_with(reply, |op| {
+                op.tag(TAG).summary(
+                    "Reply: text, media, buttons or a template (outside the 24-hour window only a template)",
+                )
+            }),
+        )
+        .api_route(
+            "/conversations/{id}/read",
+            post_with(read, |op| {
+                op.tag(TAG)
+                    .summary("Mark the customer's messages read at the platform")
             }),
         )
 }
@@ -84,4 +96,24 @@ async fn thread(
     ConversationId(id): ConversationId,
 ) -> ApiResult<Json<MessageList>> {
     Ok(Json(messages::list(&s, auth.org_id, id, &q).await?))
+}
+
+async fn reply(
+    State(s): State<AppState>,
+    auth: Authed<ConversationsWrite>,
+    _: NoQuery,
+    ConversationId(id): ConversationId,
+    ValidatedJson(body): ValidatedJson<SendMessage>,
+) -> ApiResult<Created<Message>> {
+    Ok(Created(replies::send(&s, &auth, id, body).await?))
+}
+
+async fn read(
+    State(s): State<AppState>,
+    auth: Authed<ConversationsWrite>,
+    _: NoQuery,
+    ConversationId(id): ConversationId,
+    _: NoBody,
+) -> ApiResult<Json<MarkedRead>> {
+    Ok(Json(replies::read::mark(&s, auth.org_id, id).await?))
 }

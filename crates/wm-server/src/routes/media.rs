@@ -1,32 +1,46 @@
-//! `GET /media/{id}`: an inbound media file wm fetched from the platform, with its
-//! Content-Type (scope `conversations:read`). A file still being fetched, or one the
-//! platform no longer had, is a 409.
+//! `/media`: `POST` uploads a file to send in replies (scope `conversations:write`; the
+//! platform's types and sizes are checked); `GET /media/{id}` serves a file with its
+//! Content-Type (scope `conversations:read`): an inbound one once wm fetched it from the
+//! platform (409 while it is being fetched, or when the platform no longer had it), or an
+//! uploaded one.
 
-use aide::OperationOutput;
 use aide::axum::ApiRouter;
-use aide::axum::routing::get_with;
+use aide::axum::routing::{get_with, post_with};
 use aide::generate::GenContext;
 use aide::openapi::{Operation, Response, StatusCode as DocStatus};
-use axum::extract::State;
-use axum::http::header;
+use aide::operation::set_body;
+use aide::{OperationInput, OperationOutput};
+use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
+use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use schemars::json_schema;
+use wm_types::messages::UploadedMedia;
 
-use crate::error::ApiResult;
-use crate::extract::{Authed, ConversationsRead, MediaId, NoQuery};
-use crate::openapi::media_type;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Authed, ConversationsRead, ConversationsWrite, MediaId, NoQuery};
+use crate::openapi::{media_type, request_body};
+use crate::reply::Created;
 use crate::services::media::{self, File};
 use crate::state::AppState;
 
 /// The media route.
 pub fn router() -> ApiRouter<AppState> {
-    ApiRouter::new().api_route(
-        "/media/{id}",
-        get_with(download, |op| {
-            op.tag("Conversations")
-                .summary("Download a media file of a message")
-        }),
-    )
+    ApiRouter::new()
+        .api_route(
+            "/media",
+            post_with(upload, |op| {
+                op.tag("Conversations")
+                    .summary("Upload a file to send in replies (multipart: file)")
+            })
+            .layer(DefaultBodyLimit::max(MAX_UPLOAD_BYTES)),
+        )
+        .api_route(
+            "/media/{id}",
+            get_with(download, |op| {
+                op.tag("Conversations")
+                    .summary("Download a media file of a message")
+            }),
+        )
 }
 
 /// The bytes with their Content-Type (and the file name of a document).
@@ -83,4 +97,68 @@ async fn download(
     MediaId(id): MediaId,
 ) -> ApiResult<Download> {
     Ok(Download(media::get(&s, auth.org_id, id).await?))
+}
+
+/// The largest upload: Meta's largest media (a 100 MB document) and the form around it.
+const MAX_UPLOAD_BYTES: usize = 101 * 1024 * 1024;
+
+/// `POST /media`'s body: multipart/form-data with a `file` part (its Content-Type and file
+/// name are the file's); any other body is a 415.
+struct Upload(Multipart);
+
+impl<S: Send + Sync> FromRequest<S> for Upload {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        Multipart::from_request(req, state).await.map(Upload).map_err(|_| {
+            ApiError::business(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                None,
+                "Media is uploaded as multipart/form-data with a file part.",
+            )
+        })
+    }
+}
+
+impl OperationInput for Upload {
+    fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
+        let schema = json_schema!({
+            "type": "object",
+            "properties": {"file": {"type": "string", "contentMediaType": "application/octet-stream"}},
+            "required": ["file"]
+        });
+        set_body(ctx, op, request_body("multipart/form-data", schema));
+    }
+}
+
+async fn upload(
+    State(s): State<AppState>,
+    auth: Authed<ConversationsWrite>,
+    _: NoQuery,
+    Upload(mut form): Upload,
+) -> ApiResult<Created<UploadedMedia>> {
+    let unreadable = |e: axum::extract::multipart::MultipartError| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::business(
+                e.status(),
+                None,
+                format!("The upload is larger than {MAX_UPLOAD_BYTES} bytes."),
+            )
+        } else {
+            ApiError::invalid(format!("the multipart body could not be read: {}", e.body_text()))
+        }
+    };
+    while let Some(field) = form.next_field().await.map_err(unreadable)? {
+        if field.name() != Some("file") {
+            continue;
+        }
+        let mime = field.content_type().map(str::to_owned).ok_or_else(|| {
+            ApiError::invalid("file must have a Content-Type (image/jpeg, application/pdf, …)")
+        })?;
+        let filename = field.file_name().map(str::to_owned);
+        let bytes = field.bytes().await.map_err(unreadable)?;
+        let done = media::upload(&s, auth.org_id, bytes.to_vec(), &mime, filename).await?;
+        return Ok(Created(done));
+    }
+    Err(ApiError::invalid("file is required (a multipart part named file)"))
 }

@@ -6,14 +6,16 @@
 //! so replicas fetch side by side and a crash mid-download only delays a file by the lease.
 
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+};
 use uuid::Uuid;
 use wm_core::platform::FetchError;
 use wm_core::provider::PlatformAccount;
 
 use crate::db::Unique;
 use crate::db::entities::{media, phone_number};
-use crate::db::messages::{MEDIA_FAILED, MEDIA_PENDING, MEDIA_STORED};
+use crate::db::messages::{MEDIA_FAILED, MEDIA_PENDING, MEDIA_STORED, MEDIA_UPLOAD};
 use crate::db::tenant::find_in_org;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -237,5 +239,72 @@ pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<File> {
             .unwrap_or_else(|| "application/octet-stream".into()),
         filename: m.filename.clone(),
         bytes,
+    })
+}
+
+/// `POST /media`: a file to send in replies, checked against the platform's types and
+/// sizes, kept in the media store (uploaded to the platform when first sent).
+pub async fn upload(
+    state: &AppState,
+    org: Uuid,
+    bytes: Vec<u8>,
+    mime_type: &str,
+    filename: Option<String>,
+) -> ApiResult<wm_types::messages::UploadedMedia> {
+    use sha2::{Digest, Sha256};
+    let mime = mime_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let Some((kind, max)) = wm_core::whatsapp::media_limit(&mime) else {
+        return Err(ApiError::invalid(format!(
+            "file must be an image (image/jpeg, image/png), a sticker (image/webp), a video \
+             (video/mp4, video/3gpp), an audio (audio/aac, audio/amr, audio/mpeg, audio/mp4, \
+             audio/ogg) or a document (text/plain, application/pdf, Office formats); {mime:?} is \
+             not one the platform takes"
+        )));
+    };
+    if bytes.is_empty() {
+        return Err(ApiError::invalid("file must not be empty"));
+    }
+    let size = bytes.len() as u64;
+    if size > max {
+        return Err(ApiError::invalid(format!(
+            "file must be at most {max} bytes for {kind} ({mime}); it has {size}"
+        )));
+    }
+    let id = Uuid::now_v7();
+    let key = format!("{org}/{id}");
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    state.media.put(&key, bytes).await.map_err(ApiError::Internal)?;
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    media::Entity::insert(media::ActiveModel {
+        id: Set(id),
+        organization_id: Set(org),
+        message_id: Set(None),
+        phone_number_id: Set(None),
+        origin: Set(MEDIA_UPLOAD.to_owned()),
+        provider: Set(String::new()),
+        platform_media_id: Set(String::new()),
+        mime_type: Set(Some(mime.clone())),
+        sha256: Set(Some(sha256.clone())),
+        filename: Set(filename.clone()),
+        size: Set(i64::try_from(size).ok()),
+        storage_key: Set(Some(key)),
+        status: Set(MEDIA_STORED.to_owned()),
+        attempts: Set(0),
+        next_attempt_at: Set(None),
+        claimed_until: Set(None),
+        expires_at: Set(0),
+        error: Set(None),
+        created_at: Set(now),
+    })
+    .exec_without_returning(&*txn)
+    .await?;
+    txn.commit().await?;
+    Ok(wm_types::messages::UploadedMedia {
+        id,
+        mime_type: mime,
+        size,
+        sha256,
+        filename,
     })
 }

@@ -7,7 +7,7 @@ use sea_orm::{
 };
 use uuid::Uuid;
 use wm_core::platform::Content;
-use wm_core::provider::{OutboundMessage, StatusUpdate};
+use wm_core::provider::{OutboundContent, OutboundMessage, StatusUpdate};
 use wm_types::enums::{ChannelType, ConversationStatus, RecipientStatus};
 use wm_types::events::{ConversationEventData, EventKind};
 use wm_types::messages::{
@@ -95,6 +95,7 @@ pub async fn record_inbound(
         reaction,
         order: c.order,
         template: None,
+        filename: None,
     };
     let row = messages::insert(
         conn,
@@ -113,6 +114,7 @@ pub async fn record_inbound(
             cost_micros: None,
             sent_by: None,
             recipient_id: None,
+            phone_number_id: r.platform.map(|p| p.number),
             // The thread is in the order wm received its messages: the platform's time has
             // whole seconds, so a quick answer would sort before the message it answers.
             created_at: now,
@@ -168,6 +170,8 @@ pub struct Outbound<'a> {
     pub sent_by: (SenderKind, Uuid),
     /// The campaign recipient it was sent to (its status is the recipient's).
     pub recipient_id: Option<Uuid>,
+    /// The business number it was sent from.
+    pub phone_number_id: Uuid,
 }
 
 /// Keeps a template message the business sent (a campaign's or an automation's) in the
@@ -191,13 +195,21 @@ pub async fn record_outbound(
         .one(conn)
         .await?;
     let m = o.message;
-    let stored = Stored {
-        template: Some(MessageTemplate {
+    let template = match &m.content {
+        OutboundContent::Template {
+            name,
+            language,
+            parameters,
+        } => Some(MessageTemplate {
             template_id: o.template_id,
-            name: m.template.clone(),
-            language: m.language.clone(),
-            variables: m.parameters.clone(),
+            name: name.clone(),
+            language: language.clone(),
+            variables: parameters.clone(),
         }),
+        _ => None,
+    };
+    let stored = Stored {
+        template,
         ..Default::default()
     };
     let row = messages::insert(
@@ -217,6 +229,7 @@ pub async fn record_outbound(
             cost_micros: Some(o.cost_micros),
             sent_by: Some(o.sent_by),
             recipient_id: o.recipient_id,
+            phone_number_id: Some(o.phone_number_id),
             created_at: now,
         },
     )
@@ -224,9 +237,11 @@ pub async fn record_outbound(
     announce(conn, o.org, row, now).await
 }
 
-/// Applies a platform status to an outbound message that is no campaign recipient's (an
-/// automation's): forward only (SENT → DELIVERED → READ; FAILED before delivery), announced
-/// as `message.sent` with the new status. `None` when wm has no such message; `Some(moved)`.
+/// Applies a platform status to an outbound message that is no campaign recipient's (a
+/// reply, an automation's): found by the platform's id, or by the correlation id (its own
+/// id) when the status beat the call's answer; forward only (SENT → DELIVERED → READ;
+/// FAILED before delivery, refunded), announced as `message.sent` with the new status.
+/// `None` when wm has no such message; `Some(moved)`.
 pub async fn apply_status(
     conn: &impl ConnectionTrait,
     org: Option<Uuid>,
@@ -234,29 +249,51 @@ pub async fn apply_status(
     now: i64,
 ) -> Result<Option<bool>, DbErr> {
     use MessageStatus as M;
-    if u.provider_message_id.is_empty() {
-        return Ok(None);
-    }
-    let mut q = message::Entity::find()
+    let mut by_platform_id = message::Entity::find()
         .filter(message::Column::PlatformMessageId.eq(u.provider_message_id.clone()))
         .filter(message::Column::Direction.eq(MessageDirection::Outbound))
         .filter(message::Column::RecipientId.is_null());
     if let Some(org) = org {
-        q = q.filter(message::Column::OrganizationId.eq(org));
+        by_platform_id = by_platform_id.filter(message::Column::OrganizationId.eq(org));
     }
-    let Some(m) = q.one(conn).await? else {
+    let found = if u.provider_message_id.is_empty() {
+        None
+    } else {
+        by_platform_id.one(conn).await?
+    };
+    let found = match found {
+        Some(m) => Some(m),
+        None => {
+            crate::services::replies::deliver::by_correlation(conn, org, u.correlation_id.as_deref())
+                .await?
+        }
+    };
+    let Some(m) = found else {
         return Ok(None);
     };
+    if m.platform_message_id.is_none() && !u.provider_message_id.is_empty() {
+        message::Entity::update_many()
+            .col_expr(
+                message::Column::PlatformMessageId,
+                Expr::val(u.provider_message_id.clone()),
+            )
+            .filter(message::Column::Id.eq(m.id))
+            .exec(conn)
+            .await?;
+    }
     let (to, from): (M, &[M]) = match u.status {
         RecipientStatus::Sent => (M::Sent, &[M::Pending]),
         RecipientStatus::Delivered => (M::Delivered, &[M::Pending, M::Sent]),
         RecipientStatus::Read => (M::Read, &[M::Pending, M::Sent, M::Delivered]),
-        RecipientStatus::Failed => (M::Failed, &[M::Pending, M::Sent]),
+        RecipientStatus::Failed => {
+            let reason = u.error.as_deref().unwrap_or("The platform could not deliver it");
+            let moved = crate::services::replies::deliver::fail(conn, &m, reason, now).await?;
+            return Ok(Some(moved));
+        }
         _ => return Ok(Some(false)),
     };
     let moved = message::Entity::update_many()
         .col_expr(message::Column::Status, Expr::val(to))
-        .col_expr(message::Column::ErrorMessage, Expr::val(u.error.clone()))
         .col_expr(message::Column::UpdatedAt, Expr::val(now))
         .filter(message::Column::Id.eq(m.id))
         .filter(message::Column::Status.is_in(from.iter().copied()))
@@ -264,11 +301,8 @@ pub async fn apply_status(
         .await?
         .rows_affected
         == 1;
-    if moved {
-        let org = m.organization_id;
-        if let Some(row) = message::Entity::find_by_id(m.id).unique(conn).await? {
-            announce(conn, org, row, now).await?;
-        }
+    if moved && let Some(row) = message::Entity::find_by_id(m.id).unique(conn).await? {
+        announce(conn, m.organization_id, row, now).await?;
     }
     Ok(Some(moved))
 }

@@ -14,6 +14,7 @@ pub mod messages;
 pub mod organizations;
 pub mod phone_numbers;
 pub mod platform;
+pub mod replies;
 pub mod reports;
 pub mod sending;
 pub mod template_sync;

@@ -55,7 +55,7 @@ fn view(
         id: f.id,
         mime_type: f.mime_type.clone(),
         size: f.size.and_then(|n| u64::try_from(n).ok()),
-        filename: f.filename.clone(),
+        filename: stored.filename.clone().or_else(|| f.filename.clone()),
         caption: m.body.clone(),
         stored: f.status == MEDIA_STORED,
     });

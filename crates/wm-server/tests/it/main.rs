@@ -48,6 +48,7 @@ mod webhooks;
 mod webhooks_management;
 mod webhooks_ssrf;
 mod whatsapp;
+mod whatsapp_answers;
 mod whatsapp_intake;
 mod whatsapp_kit;
 mod whatsapp_messages;

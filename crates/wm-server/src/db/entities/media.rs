@@ -1,6 +1,8 @@
-//! The `media` table: a media file of a message, fetched from the platform into the media
-//! store (`status`: PENDING until stored, STORED, or FAILED once the platform's deadline
-//! passed or it refused for good).
+//! The `media` table: a media file of a message. `origin` INBOUND: a customer's file,
+//! fetched from the platform into the media store (`status` PENDING until stored, STORED, or
+//! FAILED once the platform's deadline passed or it refused for good). `origin` UPLOAD: a
+//! file uploaded with `POST /media` to send, STORED at once; `platform_media_id` is then its
+//! id at the platform once uploaded there for `phone_number_id` (until `expires_at`).
 
 use sea_orm::entity::prelude::*;
 
@@ -11,8 +13,9 @@ pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub id: Uuid,
     pub organization_id: Uuid,
-    pub message_id: Uuid,
+    pub message_id: Option<Uuid>,
     pub phone_number_id: Option<Uuid>,
+    pub origin: String,
     pub provider: String,
     pub platform_media_id: String,
     pub mime_type: Option<String>,

@@ -25,6 +25,10 @@ pub struct Model {
     pub sent_by_kind: Option<wm_types::messages::SenderKind>,
     pub sent_by_id: Option<Uuid>,
     pub recipient_id: Option<Uuid>,
+    pub phone_number_id: Option<Uuid>,
+    pub attempt_at: Option<i64>,
+    pub retry_at: Option<i64>,
+    pub retries: i32,
     pub created_at: i64,
     pub updated_at: i64,
 }

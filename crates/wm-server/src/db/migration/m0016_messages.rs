@@ -2,7 +2,10 @@
 //! business sends is a row of `messages`, read newest first through
 //! `(conversation_id, created_at, id)`. A campaign message sent to someone with no open
 //! conversation waits without one (`conversation_id` null) and joins the conversation their
-//! next message opens; its status is its recipient's (`recipient_id`), never copied; a media file of an inbound message is a row of
+//! next message opens; its status is its recipient's (`recipient_id`), never copied. A
+//! reply waits PENDING in `ix_messages_queue` and is sent at most once like a campaign
+//! message (`attempt_at` set before the call, `retry_at` after a platform's "later"), from
+//! its business number (`phone_number_id`, also the number an inbound message came to); a media file of an inbound message is a row of
 //! `media`, downloaded from the platform by the media worker (a lease, retries, the
 //! platform's deadline) into the media store; a conversation knows when its customer last
 //! wrote (`last_inbound_at`: the platform's 24-hour window).
@@ -38,6 +41,10 @@ impl MigrationTrait for Migration {
                 .col(string_len_null("sent_by_kind", 16))
                 .col(uuid_null("sent_by_id"))
                 .col(uuid_null("recipient_id"))
+                .col(uuid_null("phone_number_id"))
+                .col(big_integer_null("attempt_at"))
+                .col(big_integer_null("retry_at"))
+                .col(integer("retries").default(0).to_owned())
                 .col(big_integer("created_at"))
                 .col(big_integer("updated_at"))
                 .foreign_key(&mut fk("messages", "conversation_id", "conversations"))
@@ -55,6 +62,13 @@ impl MigrationTrait for Migration {
             "ix_messages_contact",
             "messages",
             &["contact_id", "conversation_id"],
+            false,
+        ))
+        .await?;
+        m.create_index(index(
+            "ix_messages_queue",
+            "messages",
+            &["status", "attempt_at"],
             false,
         ))
         .await?;
@@ -77,8 +91,9 @@ impl MigrationTrait for Migration {
                 .table("media")
                 .col(pk_uuid("id"))
                 .col(uuid("organization_id"))
-                .col(uuid("message_id"))
+                .col(uuid_null("message_id"))
                 .col(uuid_null("phone_number_id"))
+                .col(string_len("origin", 16))
                 .col(string_len("provider", 32))
                 .col(string("platform_media_id"))
                 .col(string_null("mime_type"))

@@ -10,9 +10,11 @@ use std::time::Duration;
 
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use wm_core::platform::{PlatformTemplate, TemplateCatalog};
-use wm_core::provider::{Accepted, MessagingProvider, OutboundMessage, SendError};
+use wm_core::provider::{
+    Accepted, MediaUpload, MessagingProvider, OutboundMessage, PlatformAccount, SendError,
+};
 use wm_core::whatsapp;
 
 use super::no_nul;
@@ -234,34 +236,6 @@ impl GraphError {
     }
 }
 
-/// The documented send body of a template message.
-fn send_body(message: &OutboundMessage) -> Value {
-    let mut template = json!({
-        "name": message.template,
-        "language": { "code": message.language },
-    });
-    if !message.parameters.is_empty() {
-        let parameters: Vec<Value> = message
-            .parameters
-            .iter()
-            .map(|text| json!({ "type": "text", "text": text }))
-            .collect();
-        template["components"] = json!([{ "type": "body", "parameters": parameters }]);
-    }
-    let to: String = message.to.chars().filter(char::is_ascii_digit).collect();
-    let mut body = json!({
-        "messaging_product": "whatsapp",
-        "recipient_type": "individual",
-        "to": to,
-        "type": "template",
-        "template": template,
-    });
-    if !message.correlation_id.is_empty() {
-        body["biz_opaque_callback_data"] = json!(message.correlation_id);
-    }
-    body
-}
-
 /// An error and its causes on one line, without the URL.
 fn describe(e: &reqwest::Error) -> String {
     let mut text = e.to_string();
@@ -376,7 +350,7 @@ impl MessagingProvider for WhatsAppProvider {
             .http
             .post(url)
             .bearer_auth(&account.access_token)
-            .json(&send_body(message))
+            .json(&outbound::send_body(message))
             .send()
             .await
             .map_err(transport_error)?;
@@ -388,6 +362,32 @@ impl MessagingProvider for WhatsAppProvider {
             Err(_) => interpret(status, b""),
         }
     }
+
+    async fn upload_media(
+        &self,
+        account: Option<&PlatformAccount>,
+        file: &MediaUpload,
+    ) -> Result<String, SendError> {
+        self.upload(configured(account)?, file).await
+    }
+
+    async fn mark_read(
+        &self,
+        account: Option<&PlatformAccount>,
+        message_id: &str,
+    ) -> Result<(), SendError> {
+        self.read(configured(account)?, message_id).await
+    }
+}
+
+/// The account of a call that needs one.
+fn configured(account: Option<&PlatformAccount>) -> Result<&PlatformAccount, SendError> {
+    account
+        .filter(|a| !a.phone_number_id.trim().is_empty() && !a.access_token.is_empty())
+        .ok_or_else(|| SendError::Paused {
+            stop_reason: whatsapp::PLATFORM_NOT_CONFIGURED.to_owned(),
+            reason: "the sender has no WhatsApp account configured".into(),
+        })
 }
 
 #[async_trait::async_trait]
@@ -402,5 +402,6 @@ impl TemplateCatalog for WhatsAppProvider {
 }
 
 mod media;
+mod outbound;
 #[cfg(test)]
 mod tests;

@@ -301,6 +301,7 @@ fn content(kind: &str, m: &Value) -> Content {
                 kind: "button".into(),
                 reply_id: field("payload"),
                 title: field("text"),
+                buttons: Vec::new(),
             });
             c
         }
@@ -354,6 +355,7 @@ fn interactive(part: Option<&Value>) -> Content {
         reply_id: field("id").or_else(|| field("response_json")),
         title,
         kind,
+        buttons: Vec::new(),
     });
     c
 }

@@ -26,6 +26,8 @@ pub struct Sent<'a> {
     pub message: &'a OutboundMessage,
     /// The campaign's template.
     pub template_id: Uuid,
+    /// The campaign's business number.
+    pub phone_number_id: Uuid,
 }
 
 /// Why a recipient whose attempt was never settled fails.
@@ -130,6 +132,7 @@ pub async fn sent(
         cost_micros: r.cost_micros,
         sent_by: (SenderKind::Campaign, r.campaign_id),
         recipient_id: Some(r.id),
+        phone_number_id: message.phone_number_id,
     };
     crate::services::messages::record_outbound(conn, outbound, now).await?;
     super::receipts::apply_kept(conn, provider_message_id, now).await?;

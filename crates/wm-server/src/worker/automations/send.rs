@@ -7,7 +7,7 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use wm_core::automations::run::StepOutcome;
 use wm_core::messaging::messageable;
 use wm_core::phone::Phone;
-use wm_core::provider::{OutboundMessage, SendError};
+use wm_core::provider::{OutboundContent, OutboundMessage, SendError};
 use wm_types::Timestamp;
 use wm_types::automations::{RunStep, StepKind, StepType};
 use wm_types::campaigns::{LedgerKind, TemplateStatus};
@@ -101,9 +101,12 @@ impl AutomationWorker {
             from: sender.number_e164.clone(),
             account: crate::worker::dispatch::account(&self.state, &sender),
             to: phone.clone(),
-            template: tpl.name.clone(),
-            language: tpl.language.clone(),
-            parameters: Vec::new(),
+            content: OutboundContent::Template {
+                name: tpl.name.clone(),
+                language: tpl.language.clone(),
+                parameters: Vec::new(),
+            },
+            reply_to: None,
             body: tpl.body_text.clone(),
         };
         let own_mps = sender.mps.and_then(|n| u32::try_from(n).ok());
@@ -126,6 +129,7 @@ impl AutomationWorker {
                     cost_micros: price.0,
                     sent_by: (SenderKind::Automation, a.id),
                     recipient_id: None,
+                    phone_number_id: sender.id,
                 };
                 let txn = self.state.db.write().await.map_err(db)?;
                 messages::record_outbound(&*txn, outbound, now)

@@ -11,7 +11,7 @@ use sea_orm::{EntityTrait, QuerySelect};
 use tracing::Instrument;
 use uuid::Uuid;
 use wm_core::messaging::messageable;
-use wm_core::provider::{OutboundMessage, PlatformAccount, SendError};
+use wm_core::provider::{OutboundContent, OutboundMessage, PlatformAccount, SendError};
 use wm_core::templates::{self, VarSource};
 use wm_types::campaigns::CampaignStatus;
 
@@ -105,9 +105,12 @@ impl Context {
             from: self.sender.number_e164.clone(),
             account: self.account.clone(),
             to: r.phone.clone(),
-            template: self.template.name.clone(),
-            language: self.template.language.clone(),
-            parameters,
+            content: OutboundContent::Template {
+                name: self.template.name.clone(),
+                language: self.template.language.clone(),
+                parameters,
+            },
+            reply_to: None,
             body: templates::render(body, &self.vars, &values),
         };
         let blocked = k
@@ -242,6 +245,7 @@ async fn one(
             let sent = attempts::Sent {
                 message: &m,
                 template_id: sender.template_id,
+                phone_number_id: sender.id,
             };
             attempts::sent(&*txn, r, &accepted, &sent, now).await?;
             Result1::Sent

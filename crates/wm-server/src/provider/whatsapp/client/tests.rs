@@ -3,7 +3,9 @@
 use std::time::Duration;
 
 use axum::http::StatusCode as AxumStatus;
-use wm_core::provider::{Accepted, MessagingProvider, OutboundMessage, PlatformAccount, SendError};
+use wm_core::provider::{
+    Accepted, MessagingProvider, OutboundContent, OutboundMessage, PlatformAccount, SendError,
+};
 use wm_core::whatsapp::{
     PLATFORM_BAD_RESPONSE, PLATFORM_NOT_CONFIGURED, PLATFORM_NUMBER_NOT_REGISTERED,
     PLATFORM_SPAM_LIMIT, PLATFORM_TOKEN_EXPIRED, TEMPLATE_PAUSED,
@@ -62,9 +64,12 @@ fn message() -> OutboundMessage {
             access_token: TOKEN.into(),
         }),
         to: format!("+{TO_DIGITS}"),
-        template: "order_update".into(),
-        language: "es_MX".into(),
-        parameters: vec!["Ana".into(), "#42".into()],
+        content: OutboundContent::Template {
+            name: "order_update".into(),
+            language: "es_MX".into(),
+            parameters: vec!["Ana".into(), "#42".into()],
+        },
+        reply_to: None,
         body: "Hola Ana, tu pedido #42 va en camino".into(),
     }
 }
@@ -119,9 +124,12 @@ async fn returns_the_platforms_wa_id_for_the_number() {
 #[tokio::test]
 async fn a_template_without_parameters_has_no_components() {
     let mut m = message();
-    m.template = "hello".into();
-    m.parameters.clear();
-    let body = send_body(&m);
+    m.content = OutboundContent::Template {
+        name: "hello".into(),
+        language: "es_MX".into(),
+        parameters: Vec::new(),
+    };
+    let body = outbound::send_body(&m);
     assert!(body["template"].get("components").is_none(), "{body}");
     assert_eq!(body["to"], TO_DIGITS);
     assert_eq!(body["recipient_type"], "individual");

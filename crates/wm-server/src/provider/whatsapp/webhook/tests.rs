@@ -85,9 +85,12 @@ fn message(to: &str, correlation_id: &str) -> OutboundMessage {
             access_token: TOKEN.into(),
         }),
         to: to.into(),
-        template: "promo".into(),
-        language: "en_US".into(),
-        parameters: vec!["Ana".into()],
+        content: wm_core::provider::OutboundContent::Template {
+            name: "promo".into(),
+            language: "en_US".into(),
+            parameters: vec!["Ana".into()],
+        },
+        reply_to: None,
         body: "Hi Ana".into(),
     }
 }

@@ -1,0 +1,380 @@
+//! Conversations that hold their messages: the thread page on a long thread, and inbound
+//! platform messages applied per second, each beside its anchor measured in the same run.
+//!
+//! - `GET /conversations/{id}/messages?pageSize=50` on a thread of `THREAD` messages (default
+//!   100,000), the newest page and a page 90 % down (`before`), through the whole router
+//!   (auth, rate limit, validation, JSON). Anchors: a bare axum route answering a
+//!   precomputed 50-message body through the same `oneshot`, and the page's raw keyset
+//!   `SELECT` on the same database connection pool.
+//! - Inbound text messages applied per second: `INBOUND` (default 2,000) signed-webhook
+//!   bodies in Meta's documented envelope kept as the intake keeps them, then applied by the
+//!   applier (`services::platform::apply_pending`): contact resolution, conversation, the
+//!   message row, the seen-id mark, one write transaction each. Anchor: the same number of
+//!   one-row INSERT transactions on the same database.
+//!
+//! `cargo bench -p wm-benches --bench messages` (SQLite file);
+//! `WM_BENCH_DATABASE_URL=postgres://… cargo bench -p wm-benches --bench messages`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::http::Request;
+use sea_orm::{ConnectionTrait, Statement};
+use tower::ServiceExt;
+use uuid::Uuid;
+use wm_server::db::Db;
+use wm_server::state::{AppState, Settings};
+use wm_types::campaigns::{CreatePhoneNumber, Inbound};
+use wm_types::enums::{ChannelType, Scope};
+
+#[path = "../crates/wm-server/tests/it/replicas_harness.rs"]
+#[allow(dead_code)]
+mod harness;
+
+const PNID: &str = "109000000000001";
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn p50_p95(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (percentile(&v, 0.5), percentile(&v, 0.95))
+}
+
+async fn database() -> anyhow::Result<(String, &'static str, Option<std::path::PathBuf>)> {
+    Ok(match std::env::var("WM_BENCH_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => (harness::fresh_pg_database(&url).await, "PostgreSQL", None),
+        _ => {
+            let dir = std::env::temp_dir().join(format!("wm-bench-msg-{}", Uuid::now_v7()));
+            std::fs::create_dir_all(&dir)?;
+            let url = format!("sqlite://{}/bench.db?mode=rwc", dir.display());
+            (url, "SQLite", Some(dir))
+        }
+    })
+}
+
+struct Org {
+    state: AppState,
+    id: Uuid,
+    key: String,
+}
+
+async fn organisation(state: &AppState) -> anyhow::Result<Org> {
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let org = wm_server::services::organizations::create(
+        &*txn,
+        wm_types::admin::CreateOrganization {
+            name: "bench".into(),
+            currency: None,
+            timezone: None,
+            included_utility_messages: None,
+        },
+        now,
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    txn.commit().await?;
+    let user = wm_server::services::organizations::create_user(
+        state,
+        org.id,
+        wm_types::admin::CreateUser {
+            full_name: "Bench".into(),
+            email: "bench@example.com".into(),
+        },
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let key = wm_server::services::organizations::create_api_key(
+        state,
+        org.id,
+        wm_types::admin::CreateApiKey {
+            name: "bench".into(),
+            user_id: user.id,
+            scopes: Scope::ALL.to_vec(),
+            expires_at: None,
+        },
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Org {
+        state: state.clone(),
+        id: org.id,
+        key: key.key,
+    })
+}
+
+/// A conversation with `n` messages, written straight to the table in batches.
+async fn long_thread(o: &Org, n: usize) -> anyhow::Result<(Uuid, Vec<Uuid>)> {
+    let r = wm_server::services::inbound::inbound(
+        &o.state,
+        o.id,
+        Inbound {
+            channel_type: ChannelType::MessagingAppA,
+            external_id: "5215511110001".into(),
+            full_name: Some("Ana".into()),
+            text: Some("hola".into()),
+        },
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (conversation, contact) = (r.conversation_id, r.contact_id);
+    let start = o.state.now_ms();
+    let mut ids = Vec::with_capacity(n);
+    for chunk in (0..n).collect::<Vec<_>>().chunks(500) {
+        let mut sql = String::from(
+            "INSERT INTO messages (id, organization_id, conversation_id, contact_id, direction, \
+             message_type, body, status, created_at, updated_at) VALUES ",
+        );
+        for (j, i) in chunk.iter().enumerate() {
+            let id = Uuid::now_v7();
+            ids.push(id);
+            let at = start + *i as i64;
+            let dir = if i % 3 == 0 { "OUTBOUND" } else { "INBOUND" };
+            let status = if i % 3 == 0 { "DELIVERED" } else { "RECEIVED" };
+            if j > 0 {
+                sql.push(',');
+            }
+            sql.push_str(&format!(
+                "('{id}','{}','{conversation}','{contact}','{dir}','TEXT','mensaje número {i} del hilo','{status}',{at},{at})",
+                o.id
+            ));
+        }
+        let txn = o.state.db.write().await?;
+        txn.execute_unprepared(&sql).await?;
+        txn.commit().await?;
+    }
+    Ok((conversation, ids))
+}
+
+async fn get(router: &axum::Router, key: &str, uri: &str) -> anyhow::Result<f64> {
+    let req = Request::builder()
+        .uri(uri)
+        .header("authorization", format!("Bearer {key}"))
+        .body(Body::empty())?;
+    let t = Instant::now();
+    let res = router.clone().oneshot(req).await?;
+    let status = res.status();
+    let body = axum::body::to_bytes(res.into_body(), usize::MAX).await?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    anyhow::ensure!(status.is_success(), "{uri}: {status} {body:?}");
+    Ok(ms)
+}
+
+async fn thread_pages(o: &Org, n: usize, reps: usize) -> anyhow::Result<String> {
+    let t = Instant::now();
+    let (conversation, ids) = long_thread(o, n).await?;
+    let filled = t.elapsed().as_secs_f64();
+    let router = axum::Router::new().nest("/api/v1", wm_server::router(o.state.clone()));
+    let newest = format!("/api/v1/conversations/{conversation}/messages?pageSize=50");
+    let deep_id = ids[n / 10];
+    let deep = format!("{newest}&before={deep_id}");
+    // Bare axum: the same shape of answer, precomputed.
+    let page = o
+        .state
+        .db
+        .conn
+        .query_all_raw(Statement::from_string(
+            o.state.db.backend(),
+            format!(
+                "SELECT id, body, created_at FROM messages WHERE conversation_id = '{conversation}' \
+                 ORDER BY created_at DESC, id DESC LIMIT 51"
+            ),
+        ))
+        .await?;
+    let body = Arc::new(serde_json::to_vec(&serde_json::json!({
+        "data": (0..page.len().min(50)).map(|i| serde_json::json!({"id": ids[i], "text": "mensaje"})).collect::<Vec<_>>(),
+        "meta": {"pageSize": 50, "hasMore": true}
+    }))?);
+    let bare = axum::Router::new().route(
+        "/page",
+        axum::routing::get(move || {
+            let body = body.clone();
+            async move { ([("content-type", "application/json")], body.as_ref().clone()) }
+        }),
+    );
+    let (mut ours_new, mut ours_deep, mut bare_ms, mut raw_new, mut raw_deep) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    let raw = |before: Option<Uuid>| {
+        let conn = o.state.db.conn.clone();
+        let backend = o.state.db.backend();
+        async move {
+            let sql = match before {
+                None => format!(
+                    "SELECT * FROM messages WHERE conversation_id = '{conversation}' \
+                     ORDER BY created_at DESC, id DESC LIMIT 51"
+                ),
+                Some(b) => format!(
+                    "SELECT * FROM messages WHERE conversation_id = '{conversation}' AND \
+                     (created_at < (SELECT created_at FROM messages WHERE id = '{b}') OR \
+                      (created_at = (SELECT created_at FROM messages WHERE id = '{b}') AND id < '{b}')) \
+                     ORDER BY created_at DESC, id DESC LIMIT 51"
+                ),
+            };
+            let t = Instant::now();
+            let rows = conn
+                .query_all_raw(Statement::from_string(backend, sql))
+                .await?;
+            anyhow::ensure!(rows.len() == 51);
+            Ok::<f64, anyhow::Error>(t.elapsed().as_secs_f64() * 1e3)
+        }
+    };
+    for _ in 0..10 {
+        get(&router, &o.key, &newest).await?;
+    }
+    for _ in 0..reps {
+        ours_new.push(get(&router, &o.key, &newest).await?);
+        ours_deep.push(get(&router, &o.key, &deep).await?);
+        bare_ms.push(get(&bare, "", "/page").await?);
+        raw_new.push(raw(None).await?);
+        raw_deep.push(raw(Some(deep_id)).await?);
+    }
+    let (a, a95) = p50_p95(ours_new);
+    let (b, b95) = p50_p95(ours_deep);
+    let (c, c95) = p50_p95(bare_ms);
+    let (d, d95) = p50_p95(raw_new);
+    let (e, e95) = p50_p95(raw_deep);
+    Ok(format!(
+        "thread of {n} messages (written in {filled:.1} s), pageSize=50, {reps} requests each\n\
+         {:<44} {:>8} {:>8}\n\
+         {:<44} {a:>8.2} {a95:>8.2}\n\
+         {:<44} {b:>8.2} {b95:>8.2}\n\
+         {:<44} {c:>8.2} {c95:>8.2}\n\
+         {:<44} {d:>8.2} {d95:>8.2}\n\
+         {:<44} {e:>8.2} {e95:>8.2}\n",
+        "", "p50 ms", "p95 ms",
+        "GET …/messages newest page (wm)",
+        "GET …/messages page 90% down, before= (wm)",
+        "anchor: bare axum, same-size JSON",
+        "anchor: raw keyset SELECT, newest",
+        "anchor: raw keyset SELECT, 90% down",
+    ))
+}
+
+/// A webhook body with one text message from `from`, as Meta documents it.
+fn webhook(i: usize, from: &str) -> String {
+    serde_json::json!({
+        "object": "whatsapp_business_account",
+        "entry": [{"id": "209000000000001", "changes": [{"field": "messages", "value": {
+            "messaging_product": "whatsapp",
+            "metadata": {"display_phone_number": "525500000001", "phone_number_id": PNID},
+            "contacts": [{"profile": {"name": format!("Persona {i}")}, "wa_id": from}],
+            "messages": [{"from": from, "id": format!("wamid.bench{i:08}"),
+                          "timestamp": "1764300000", "type": "text",
+                          "text": {"body": format!("Hola, mensaje {i}")}}]
+        }}]}]
+    })
+    .to_string()
+}
+
+async fn inbound_rate(o: &Org, n: usize, people: usize) -> anyhow::Result<String> {
+    wm_server::services::phone_numbers::create(
+        &o.state,
+        o.id,
+        CreatePhoneNumber {
+            number_e164: "+525500000001".into(),
+            display_name: "Ventas".into(),
+            quality_rating: None,
+            platform_phone_number_id: Some(PNID.into()),
+            waba_id: None,
+            access_token: None,
+            mps: None,
+        },
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    for i in 0..n {
+        let from = format!("52155{:08}", i % people);
+        wm_server::services::platform::keep(&o.state, "whatsapp", webhook(i, &from))
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    let t = Instant::now();
+    let mut applied = 0;
+    loop {
+        let k = wm_server::services::platform::apply_pending(&o.state, None).await?;
+        if k == 0 {
+            break;
+        }
+        applied += k;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let kept: i64 = o
+        .state
+        .db
+        .conn
+        .query_one_raw(Statement::from_string(
+            o.state.db.backend(),
+            format!(
+                "SELECT COUNT(*) AS n FROM messages WHERE organization_id = '{}' AND platform_message_id IS NOT NULL",
+                o.id
+            ),
+        ))
+        .await?
+        .and_then(|r| r.try_get::<i64>("", "n").ok())
+        .unwrap_or(0);
+    anyhow::ensure!(kept as usize == n, "{kept} messages kept of {n}");
+    // Anchor: as many one-row write transactions.
+    o.state
+        .db
+        .conn
+        .execute_unprepared("CREATE TABLE bench_anchor (id TEXT PRIMARY KEY, body TEXT)")
+        .await?;
+    let ta = Instant::now();
+    for i in 0..n {
+        let txn = o.state.db.write().await?;
+        txn.execute_unprepared(&format!(
+            "INSERT INTO bench_anchor (id, body) VALUES ('{}', 'Hola, mensaje {i}')",
+            Uuid::now_v7()
+        ))
+        .await?;
+        txn.commit().await?;
+    }
+    let anchor = ta.elapsed().as_secs_f64();
+    Ok(format!(
+        "inbound text messages: {n} webhooks from {people} people\n\
+         {:<44} {:>10.0} /s ({applied} applied in {secs:.2} s)\n\
+         {:<44} {:>10.0} /s\n",
+        "applied by the applier (wm)",
+        n as f64 / secs,
+        "anchor: one-row INSERT transactions",
+        n as f64 / anchor,
+    ))
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() -> anyhow::Result<()> {
+    let thread = env_usize("THREAD", 100_000);
+    let inbound = env_usize("INBOUND", 2_000);
+    let reps = env_usize("REPS", 200);
+    let (url, kind, dir) = database().await?;
+    let db = Db::connect(&url).await?;
+    db.migrate().await?;
+    let mut settings = Settings::new("bench");
+    settings.rate_limit_per_minute = 1_000_000_000;
+    let state = AppState::new(db, Arc::new(wm_core::time::SystemClock), settings);
+    let o = organisation(&state).await?;
+    println!(
+        "wm messages benchmark — {kind}, {} cores\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!("{}", thread_pages(&o, thread, reps).await?);
+    let o2 = organisation(&state).await?;
+    println!("{}", inbound_rate(&o2, inbound, inbound / 4).await?);
+    if let Some(dir) = dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    Ok(())
+}

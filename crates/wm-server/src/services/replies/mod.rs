@@ -1,0 +1,326 @@
+//! Answering customers: `POST /conversations/{id}/messages` checks the reply, the
+//! customer-service window and the price, charges it and queues it (PENDING) in one
+//! transaction; [`deliver`](mod@deliver) sends it at most once from the conversation's
+//! business number; [`read`](mod@read) marks the customer's messages read.
+//!
+//! The window: a platform with a customer-service window (WhatsApp: 24 hours from the
+//! customer's last message) takes only templates outside it, so a free-form reply outside
+//! it is refused here (400 `CONVERSATION_WINDOW_CLOSED`) before anything is sent or charged.
+//! Money: free-form replies are free (service messages); a template is priced from the rate
+//! card by category, a UTILITY template free inside an open window; charged before the call,
+//! refunded when the message fails.
+
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
+use uuid::Uuid;
+use wm_core::phone::Phone;
+use wm_core::templates;
+use wm_types::Money;
+use wm_types::campaigns::{TemplateCategory, TemplateStatus};
+use wm_types::enums::ErrorCode;
+use wm_types::messages::{
+    Message, MessageDirection, MessageInteractive, MessageStatus, MessageTemplate, MessageType,
+    SendMessage, SendType, SenderKind,
+};
+
+use crate::auth::AuthContext;
+use crate::db::Unique;
+use crate::db::entities::{contact, conversation, media, message, organization, phone_number, template};
+use crate::db::messages::{self, MEDIA_STORED, NewMessage, Stored};
+use crate::db::tenant::find_in_org;
+use crate::error::{ApiError, ApiResult};
+use crate::services::sending;
+use crate::state::AppState;
+use crate::views::conversations::WINDOW_MS;
+
+pub mod deliver;
+pub mod read;
+
+/// Whether the customer-service window of a conversation is open at `now`.
+pub fn window_open(c: &conversation::Model, now: i64) -> bool {
+    c.last_inbound_at.is_some_and(|at| now < at + WINDOW_MS)
+}
+
+/// The business number a conversation is answered from: the one its customer last wrote
+/// to, else the organisation's first.
+pub async fn sender_of(
+    conn: &impl ConnectionTrait,
+    c: &conversation::Model,
+) -> ApiResult<phone_number::Model> {
+    let written_to: Option<Uuid> = message::Entity::find()
+        .filter(message::Column::ConversationId.eq(c.id))
+        .filter(message::Column::Direction.eq(MessageDirection::Inbound))
+        .filter(message::Column::PhoneNumberId.is_not_null())
+        .order_by_desc(message::Column::CreatedAt)
+        .one(conn)
+        .await?
+        .and_then(|m| m.phone_number_id);
+    let q = phone_number::Entity::find().filter(phone_number::Column::OrganizationId.eq(c.organization_id));
+    let q = match written_to {
+        Some(id) => q.filter(phone_number::Column::Id.eq(id)),
+        None => q.order_by_asc(phone_number::Column::CreatedAt),
+    };
+    q.one(conn).await?.ok_or_else(|| {
+        ApiError::bad_request("The organization has no sender number to answer from.")
+    })
+}
+
+/// The reply's content as stored, and the text the customer reads.
+struct Prepared {
+    message_type: MessageType,
+    body: Option<String>,
+    stored: Stored,
+    media_id: Option<Uuid>,
+    template: Option<template::Model>,
+}
+
+/// Exactly the part `type` names, and nothing else.
+fn one_part(body: &SendMessage) -> ApiResult<()> {
+    let given = [
+        ("text", body.text.is_some()),
+        ("media", body.media.is_some()),
+        ("interactive", body.interactive.is_some()),
+        ("template", body.template.is_some()),
+    ];
+    let wanted = match body.message_type {
+        SendType::Text => "text",
+        SendType::Interactive => "interactive",
+        SendType::Template => "template",
+        _ => "media",
+    };
+    let mut errors = Vec::new();
+    for (part, present) in given {
+        if part == wanted && !present {
+            errors.push(format!("{part} is required for type {}", body.message_type));
+        }
+        if part != wanted && present {
+            errors.push(format!("{part} must not be given for type {}", body.message_type));
+        }
+    }
+    if let Some(i) = &body.interactive {
+        let mut ids: Vec<&str> = i.buttons.iter().map(|b| b.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.len() != i.buttons.len() {
+            errors.push("interactive.buttons ids must be unique".into());
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::Validation(errors))
+    }
+}
+
+fn media_type(t: SendType) -> MessageType {
+    match t {
+        SendType::Video => MessageType::Video,
+        SendType::Audio => MessageType::Audio,
+        SendType::Document => MessageType::Document,
+        SendType::Sticker => MessageType::Sticker,
+        _ => MessageType::Image,
+    }
+}
+
+async fn prepare(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    body: &SendMessage,
+    k: &contact::Model,
+) -> ApiResult<Prepared> {
+    let mut p = Prepared {
+        message_type: MessageType::Text,
+        body: None,
+        stored: Stored::default(),
+        media_id: None,
+        template: None,
+    };
+    match body.message_type {
+        SendType::Text => p.body = body.text.as_ref().map(|t| t.body.clone()),
+        SendType::Interactive => {
+            let i = body.interactive.as_ref().ok_or_else(|| ApiError::invalid("interactive is required"))?;
+            p.message_type = MessageType::Interactive;
+            p.body = Some(i.body.clone());
+            p.stored.interactive = Some(MessageInteractive {
+                kind: "buttons".into(),
+                reply_id: None,
+                title: None,
+                buttons: i.buttons.clone(),
+            });
+        }
+        SendType::Template => {
+            let t = body.template.as_ref().ok_or_else(|| ApiError::invalid("template is required"))?;
+            let row = find_in_org::<template::Entity>(org, t.template_id)
+                .unique(conn)
+                .await?
+                .filter(|r| r.status == TemplateStatus::Approved)
+                .ok_or_else(|| ApiError::invalid("template.templateId must be an APPROVED template of this organization"))?;
+            let positions = templates::positions(&row.body_text);
+            let vars = templates::parse_variables(&t.variables.clone().unwrap_or_default(), &positions)
+                .map_err(ApiError::Validation)?;
+            let values = templates::ContactValues {
+                full_name: k.full_name.as_deref(),
+                primary_phone: k.primary_phone.as_deref(),
+                primary_email: k.primary_email.as_deref(),
+                company: k.company.as_deref(),
+                country: k.country.as_deref(),
+            };
+            let parameters = templates::parameters(&row.body_text, &vars, &values)
+                .map_err(|e| ApiError::invalid(e.to_string()))?;
+            p.message_type = MessageType::Template;
+            p.body = Some(templates::render(&row.body_text, &vars, &values));
+            p.stored.template = Some(MessageTemplate {
+                template_id: Some(row.id),
+                name: row.name.clone(),
+                language: row.language.clone(),
+                variables: parameters,
+            });
+            p.template = Some(row);
+        }
+        media_kind => {
+            let m = body.media.as_ref().ok_or_else(|| ApiError::invalid("media is required"))?;
+            let file = find_in_org::<media::Entity>(org, m.id)
+                .unique(conn)
+                .await?
+                .filter(|f| f.status == MEDIA_STORED)
+                .ok_or_else(|| ApiError::invalid("media.id must be a stored file of this organization (POST /media)"))?;
+            p.message_type = media_type(media_kind);
+            let is = file
+                .mime_type
+                .as_deref()
+                .and_then(wm_core::whatsapp::media_limit)
+                .map(|(kind, _)| kind);
+            if is != Some(p.message_type) {
+                return Err(ApiError::invalid(format!(
+                    "media.id is a file of type {} ({}); it cannot be sent as {}",
+                    is.map_or("unknown".to_owned(), |k| k.to_string()),
+                    file.mime_type.as_deref().unwrap_or("no MIME type"),
+                    body.message_type
+                )));
+            }
+            if media_kind != SendType::Image && media_kind != SendType::Video && media_kind != SendType::Document && m.caption.is_some() {
+                return Err(ApiError::invalid(format!("media.caption cannot be sent with type {}", body.message_type)));
+            }
+            p.body = m.caption.clone();
+            p.media_id = Some(file.id);
+            if media_kind == SendType::Document {
+                p.stored.filename = m.filename.clone().or(file.filename);
+            }
+        }
+    }
+    Ok(p)
+}
+
+/// The price of a reply: nothing for a free-form one; a template's rate for the contact's
+/// market, nothing for UTILITY inside an open window.
+fn price(
+    o: &organization::Model,
+    t: Option<&template::Model>,
+    to: &str,
+    window_open: bool,
+) -> ApiResult<Money> {
+    let Some(t) = t else { return Ok(Money(0)) };
+    if t.category == TemplateCategory::Utility && window_open {
+        return Ok(Money(0));
+    }
+    sending::rate_card(o)
+        .market_for(&Phone::from_stored(to.to_owned()))
+        .map(|m| m.price(t.category))
+        .ok_or_else(|| ApiError::bad_request("The contact's number has no known market to price the template."))
+}
+
+/// `POST /conversations/{id}/messages`: the reply, PENDING, charged and queued.
+pub async fn send(
+    state: &AppState,
+    auth: &AuthContext,
+    id: Uuid,
+    body: SendMessage,
+) -> ApiResult<Message> {
+    let org = auth.org_id;
+    one_part(&body)?;
+    // A conversation the key can read (its channel active).
+    crate::services::conversations::get(state, org, id).await?;
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let c = find_in_org::<conversation::Entity>(org, id)
+        .unique(&*txn)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Conversation"))?;
+    let open = window_open(&c, now);
+    if body.message_type != SendType::Template && !open {
+        return Err(ApiError::business(
+            axum::http::StatusCode::BAD_REQUEST,
+            Some(ErrorCode::ConversationWindowClosed),
+            match c.last_inbound_at {
+                Some(_) => "The customer-service window closed 24 hours after the customer's last message; only a template can be sent now.",
+                None => "The customer has not written in this conversation; only a template can be sent.",
+            },
+        ));
+    }
+    let k = crate::db::contacts::find(&*txn, org, c.contact_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Contact"))?;
+    let to = k
+        .primary_phone
+        .clone()
+        .ok_or_else(|| ApiError::bad_request("The contact has no phone number to answer."))?;
+    let reply_to_id = match body.reply_to_message_id {
+        Some(m) => Some(
+            message::Entity::find_by_id(m)
+                .unique(&*txn)
+                .await?
+                .filter(|m| m.conversation_id == Some(id) && m.platform_message_id.is_some())
+                .ok_or_else(|| ApiError::invalid("replyToMessageId must be a delivered message of this conversation"))?
+                .id,
+        ),
+        None => None,
+    };
+    let sender = sender_of(&*txn, &c).await?;
+    let p = prepare(&*txn, org, &body, &k).await?;
+    if let Some(t) = &p.template
+        && t.category == TemplateCategory::Marketing
+        && k.opted_out
+    {
+        return Err(ApiError::bad_request("The contact opted out of marketing messages."));
+    }
+    let o = organization::Entity::find_by_id(org)
+        .unique(&*txn)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Organization"))?;
+    let cost = price(&o, p.template.as_ref(), &to, open)?;
+    let id_of_message = Uuid::now_v7();
+    if cost.0 > 0 {
+        let what = format!("Reply {id_of_message}: template {}", p.template.as_ref().map_or("", |t| t.name.as_str()));
+        if !crate::services::wallet::charge(&*txn, org, cost, None, &what, now).await? {
+            return Err(ApiError::bad_request("Saldo insuficiente en la wallet."));
+        }
+    }
+    let row = messages::insert_with_id(
+        &*txn,
+        id_of_message,
+        NewMessage {
+            organization_id: org,
+            conversation_id: Some(id),
+            contact_id: c.contact_id,
+            direction: MessageDirection::Outbound,
+            message_type: p.message_type,
+            body: p.body,
+            stored: p.stored,
+            media_id: p.media_id,
+            reply_to_id,
+            platform_message_id: None,
+            status: MessageStatus::Pending,
+            cost_micros: Some(cost.0),
+            sent_by: Some((SenderKind::User, auth.user_id)),
+            recipient_id: None,
+            phone_number_id: Some(sender.id),
+            created_at: now,
+        },
+    )
+    .await?;
+    txn.commit().await?;
+    state.reply_wake.notify_one();
+    crate::views::messages::load(&state.db.conn, vec![row])
+        .await?
+        .pop()
+        .ok_or_else(|| ApiError::not_found("Message"))
+}
