@@ -29,7 +29,6 @@ use wm_types::campaigns::{CreatePhoneNumber, Inbound};
 use wm_types::enums::{ChannelType, Scope};
 
 #[path = "../crates/wm-server/tests/it/replicas_harness.rs"]
-#[allow(dead_code)]
 mod harness;
 
 const PNID: &str = "109000000000001";
@@ -202,7 +201,12 @@ async fn thread_pages(o: &Org, n: usize, reps: usize) -> anyhow::Result<String> 
         "/page",
         axum::routing::get(move || {
             let body = body.clone();
-            async move { ([("content-type", "application/json")], body.as_ref().clone()) }
+            async move {
+                (
+                    [("content-type", "application/json")],
+                    body.as_ref().clone(),
+                )
+            }
         }),
     );
     let (mut ours_new, mut ours_deep, mut bare_ms, mut raw_new, mut raw_deep) =
@@ -254,7 +258,9 @@ async fn thread_pages(o: &Org, n: usize, reps: usize) -> anyhow::Result<String> 
          {:<44} {c:>8.2} {c95:>8.2}\n\
          {:<44} {d:>8.2} {d95:>8.2}\n\
          {:<44} {e:>8.2} {e95:>8.2}\n",
-        "", "p50 ms", "p95 ms",
+        "",
+        "p50 ms",
+        "p95 ms",
         "GET …/messages newest page (wm)",
         "GET …/messages page 90% down, before= (wm)",
         "anchor: bare axum, same-size JSON",

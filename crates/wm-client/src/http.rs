@@ -187,6 +187,50 @@ impl Client {
     }
 }
 
+/// One part of a `multipart/form-data` body.
+pub(crate) struct FormPart<'a> {
+    /// The field name.
+    pub name: &'a str,
+    /// The file name, for a file part.
+    pub filename: Option<&'a str>,
+    /// The part's Content-Type.
+    pub content_type: &'a str,
+    /// Its bytes.
+    pub bytes: &'a [u8],
+}
+
+/// A `multipart/form-data` body and its Content-Type. Built here, whole, so that a retried
+/// request sends the same bytes (reqwest's streaming form cannot be sent twice).
+pub(crate) fn form(parts: &[FormPart<'_>]) -> (Vec<u8>, String) {
+    use rand::Rng;
+    let boundary = format!("wm-{:032x}", rand::rng().random::<u128>());
+    let safe = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c == '"' || c.is_control() { '_' } else { c })
+            .collect()
+    };
+    let mut body = Vec::with_capacity(parts.iter().map(|p| p.bytes.len() + 160).sum());
+    for p in parts {
+        let filename = p
+            .filename
+            .map(|f| format!("; filename=\"{}\"", safe(f)))
+            .unwrap_or_default();
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{}\"{filename}\r\n\
+                 Content-Type: {}\r\n\r\n",
+                safe(p.name),
+                safe(p.content_type)
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(p.bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (body, format!("multipart/form-data; boundary={boundary}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,48 +278,4 @@ mod tests {
         assert!(query_pairs(&empty).expect("pairs").is_empty());
         assert!(matches!(query_pairs(&[1, 2]), Err(Error::Config(_))));
     }
-}
-
-/// One part of a `multipart/form-data` body.
-pub(crate) struct FormPart<'a> {
-    /// The field name.
-    pub name: &'a str,
-    /// The file name, for a file part.
-    pub filename: Option<&'a str>,
-    /// The part's Content-Type.
-    pub content_type: &'a str,
-    /// Its bytes.
-    pub bytes: &'a [u8],
-}
-
-/// A `multipart/form-data` body and its Content-Type. Built here, whole, so that a retried
-/// request sends the same bytes (reqwest's streaming form cannot be sent twice).
-pub(crate) fn form(parts: &[FormPart<'_>]) -> (Vec<u8>, String) {
-    use rand::Rng;
-    let boundary = format!("wm-{:032x}", rand::rng().random::<u128>());
-    let safe = |s: &str| -> String {
-        s.chars()
-            .map(|c| if c == '"' || c.is_control() { '_' } else { c })
-            .collect()
-    };
-    let mut body = Vec::with_capacity(parts.iter().map(|p| p.bytes.len() + 160).sum());
-    for p in parts {
-        let filename = p
-            .filename
-            .map(|f| format!("; filename=\"{}\"", safe(f)))
-            .unwrap_or_default();
-        body.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"{}\"{filename}\r\n\
-                 Content-Type: {}\r\n\r\n",
-                safe(p.name),
-                safe(p.content_type)
-            )
-            .as_bytes(),
-        );
-        body.extend_from_slice(p.bytes);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    (body, format!("multipart/form-data; boundary={boundary}"))
 }

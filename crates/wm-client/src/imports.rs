@@ -84,7 +84,7 @@ fn multipart(options: &ImportOptions, file: &ImportFile) -> Result<(Vec<u8>, Str
         FormPart {
             name: "file",
             filename: Some(&file.name),
-            content_type: &file.content_type,
+            content_type: file.content_type,
             bytes: &file.bytes,
         },
     ]))

@@ -227,6 +227,38 @@ pub fn quality_rating(event: &str) -> Option<&'static str> {
     }
 }
 
+/// What the Cloud API takes as a media file of type `mime` (parameters such as `; codecs=`
+/// ignored): the message kind it is sent as and its largest size in bytes, per Meta's
+/// "Supported media types" (image 5 MB; video and audio 16 MB; document 100 MB; sticker
+/// (WebP) 500 KB). `None`: the platform refuses the type.
+pub fn media_limit(mime: &str) -> Option<(wm_types::messages::MessageType, u64)> {
+    use wm_types::messages::MessageType as T;
+    const MB: u64 = 1024 * 1024;
+    let base = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    Some(match base.as_str() {
+        "image/jpeg" | "image/png" => (T::Image, 5 * MB),
+        "image/webp" => (T::Sticker, 500 * 1024),
+        "video/mp4" | "video/3gpp" => (T::Video, 16 * MB),
+        "audio/aac" | "audio/amr" | "audio/mpeg" | "audio/mp4" | "audio/ogg" => (T::Audio, 16 * MB),
+        "text/plain"
+        | "application/pdf"
+        | "application/vnd.ms-powerpoint"
+        | "application/msword"
+        | "application/vnd.ms-excel"
+        | "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+        | "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+        | "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" => {
+            (T::Document, 100 * MB)
+        }
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,31 +441,17 @@ mod tests {
             assert_eq!(quality_rating(event), None, "{event}");
         }
     }
-}
 
-/// What the Cloud API takes as a media file of type `mime` (parameters such as `; codecs=`
-/// ignored): the message kind it is sent as and its largest size in bytes, per Meta's
-/// "Supported media types" (image 5 MB; video and audio 16 MB; document 100 MB; sticker
-/// (WebP) 500 KB). `None`: the platform refuses the type.
-pub fn media_limit(mime: &str) -> Option<(wm_types::messages::MessageType, u64)> {
-    use wm_types::messages::MessageType as T;
-    const MB: u64 = 1024 * 1024;
-    let base = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    Some(match base.as_str() {
-        "image/jpeg" | "image/png" => (T::Image, 5 * MB),
-        "image/webp" => (T::Sticker, 500 * 1024),
-        "video/mp4" | "video/3gpp" => (T::Video, 16 * MB),
-        "audio/aac" | "audio/amr" | "audio/mpeg" | "audio/mp4" | "audio/ogg" => (T::Audio, 16 * MB),
-        "text/plain"
-        | "application/pdf"
-        | "application/vnd.ms-powerpoint"
-        | "application/msword"
-        | "application/vnd.ms-excel"
-        | "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-        | "application/vnd.openxmlformats-officedocument.presentationml.presentation"
-        | "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" => {
-            (T::Document, 100 * MB)
+    #[test]
+    fn media_types_and_sizes_are_metas() {
+        use wm_types::messages::MessageType as T;
+        assert_eq!(media_limit("image/jpeg"), Some((T::Image, 5 * 1024 * 1024)));
+        assert_eq!(media_limit("IMAGE/PNG"), Some((T::Image, 5 * 1024 * 1024)));
+        assert_eq!(media_limit("audio/ogg; codecs=opus").map(|l| l.0), Some(T::Audio));
+        assert_eq!(media_limit("image/webp"), Some((T::Sticker, 500 * 1024)));
+        assert_eq!(media_limit("application/pdf").map(|l| l.1), Some(100 * 1024 * 1024));
+        for refused in ["image/gif", "application/zip", "video/quicktime", ""] {
+            assert_eq!(media_limit(refused), None, "{refused}");
         }
-        _ => return None,
-    })
+    }
 }

@@ -82,7 +82,11 @@ impl MessagingProvider for SimulatedProvider {
         _account: Option<&PlatformAccount>,
         file: &MediaUpload,
     ) -> Result<String, SendError> {
-        Ok(format!("sim-media.{}.{}", file.bytes.len(), uuid::Uuid::now_v7().simple()))
+        Ok(format!(
+            "sim-media.{}.{}",
+            file.bytes.len(),
+            uuid::Uuid::now_v7().simple()
+        ))
     }
 
     async fn receipts(&self) -> Result<Vec<StatusUpdate>, SendError> {

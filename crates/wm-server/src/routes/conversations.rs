@@ -11,8 +11,8 @@ use wm_types::messages::{ListMessagesQuery, MarkedRead, Message, MessageList, Se
 
 use crate::error::ApiResult;
 use crate::extract::{
-    Authed, ConversationId, ConversationsRead, ConversationsWrite, NoBody, NoQuery,
-    ValidatedJson, ValidatedQuery,
+    Authed, ConversationId, ConversationsRead, ConversationsWrite, NoBody, NoQuery, ValidatedJson,
+    ValidatedQuery,
 };
 use crate::reply::{Created, Json};
 use crate::services::conversations as svc;

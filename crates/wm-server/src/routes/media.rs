@@ -110,13 +110,16 @@ impl<S: Send + Sync> FromRequest<S> for Upload {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        Multipart::from_request(req, state).await.map(Upload).map_err(|_| {
-            ApiError::business(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                None,
-                "Media is uploaded as multipart/form-data with a file part.",
-            )
-        })
+        Multipart::from_request(req, state)
+            .await
+            .map(Upload)
+            .map_err(|_| {
+                ApiError::business(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    None,
+                    "Media is uploaded as multipart/form-data with a file part.",
+                )
+            })
     }
 }
 
@@ -145,7 +148,10 @@ async fn upload(
                 format!("The upload is larger than {MAX_UPLOAD_BYTES} bytes."),
             )
         } else {
-            ApiError::invalid(format!("the multipart body could not be read: {}", e.body_text()))
+            ApiError::invalid(format!(
+                "the multipart body could not be read: {}",
+                e.body_text()
+            ))
         }
     };
     while let Some(field) = form.next_field().await.map_err(unreadable)? {
@@ -160,5 +166,7 @@ async fn upload(
         let done = media::upload(&s, auth.org_id, bytes.to_vec(), &mime, filename).await?;
         return Ok(Created(done));
     }
-    Err(ApiError::invalid("file is required (a multipart part named file)"))
+    Err(ApiError::invalid(
+        "file is required (a multipart part named file)",
+    ))
 }

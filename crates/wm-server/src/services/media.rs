@@ -252,7 +252,12 @@ pub async fn upload(
     filename: Option<String>,
 ) -> ApiResult<wm_types::messages::UploadedMedia> {
     use sha2::{Digest, Sha256};
-    let mime = mime_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let mime = mime_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     let Some((kind, max)) = wm_core::whatsapp::media_limit(&mime) else {
         return Err(ApiError::invalid(format!(
             "file must be an image (image/jpeg, image/png), a sticker (image/webp), a video \
@@ -273,7 +278,11 @@ pub async fn upload(
     let id = Uuid::now_v7();
     let key = format!("{org}/{id}");
     let sha256 = hex::encode(Sha256::digest(&bytes));
-    state.media.put(&key, bytes).await.map_err(ApiError::Internal)?;
+    state
+        .media
+        .put(&key, bytes)
+        .await
+        .map_err(ApiError::Internal)?;
     let now = state.now_ms();
     let txn = state.db.write().await?;
     media::Entity::insert(media::ActiveModel {

@@ -264,8 +264,12 @@ pub async fn apply_status(
     let found = match found {
         Some(m) => Some(m),
         None => {
-            crate::services::replies::deliver::by_correlation(conn, org, u.correlation_id.as_deref())
-                .await?
+            crate::services::replies::deliver::by_correlation(
+                conn,
+                org,
+                u.correlation_id.as_deref(),
+            )
+            .await?
         }
     };
     let Some(m) = found else {
@@ -286,7 +290,10 @@ pub async fn apply_status(
         RecipientStatus::Delivered => (M::Delivered, &[M::Pending, M::Sent]),
         RecipientStatus::Read => (M::Read, &[M::Pending, M::Sent, M::Delivered]),
         RecipientStatus::Failed => {
-            let reason = u.error.as_deref().unwrap_or("The platform could not deliver it");
+            let reason = u
+                .error
+                .as_deref()
+                .unwrap_or("The platform could not deliver it");
             let moved = crate::services::replies::deliver::fail(conn, &m, reason, now).await?;
             return Ok(Some(moved));
         }

@@ -23,7 +23,13 @@ async fn conversation(wa: &Wa) -> (Org<'_>, String, String, String) {
     let tpl = synced_template(&org, "promo").await;
     crate::kit::top_up(&org, 10.0).await;
     let posted = wa
-        .write(PERSON, InboundKind::Text { body: "Hola".into() }, None)
+        .write(
+            PERSON,
+            InboundKind::Text {
+                body: "Hola".into(),
+            },
+            None,
+        )
         .await;
     let wamid = posted.wamid.expect("wamid");
     wa.settle().await;
@@ -104,11 +110,18 @@ async fn a_text_reply_inside_the_window_is_sent_once_for_free_and_follows_its_st
         .collect();
     assert_eq!(calls.len(), 1, "sent once");
     assert_eq!(calls[0].text_body.as_deref(), Some("¡Hola! Sí, aquí está."));
-    assert_eq!(calls[0].biz_opaque_callback_data.as_deref(), Some(id.as_str()));
+    assert_eq!(
+        calls[0].biz_opaque_callback_data.as_deref(),
+        Some(id.as_str())
+    );
     assert_eq!(calls[0].context_message_id.as_deref(), Some(wamid.as_str()));
     let m = message(&org, &c, &id).await;
     assert_eq!(m["status"], "READ");
-    assert_eq!(balance(&org).await, before, "a reply inside the window is free");
+    assert_eq!(
+        balance(&org).await,
+        before,
+        "a reply inside the window is free"
+    );
 }
 
 #[tokio::test]
@@ -117,7 +130,12 @@ async fn outside_the_window_only_a_template_is_sent_and_it_is_charged() {
     let (org, c, tpl, _) = conversation(&wa).await;
     let before = balance(&org).await;
     wa.app.clock.advance(chrono::Duration::hours(25));
-    let refused = reply(&org, &c, json!({"type": "text", "text": {"body": "¿Sigue ahí?"}})).await;
+    let refused = reply(
+        &org,
+        &c,
+        json!({"type": "text", "text": {"body": "¿Sigue ahí?"}}),
+    )
+    .await;
     refused.assert_error(400, Some("CONVERSATION_WINDOW_CLOSED"));
     let buttons = json!({"type": "interactive", "interactive": {"body": "¿Le interesa?",
         "buttons": [{"id": "yes", "title": "Sí"}, {"id": "no", "title": "No"}]}});
@@ -175,14 +193,21 @@ async fn the_platforms_131047_fails_a_reply_and_refunds_it() {
     deliver(&wa).await;
     let m = message(&org, &c, text.id()).await;
     assert_eq!(m["status"], "FAILED", "{m}");
-    assert!(m["errorMessage"].as_str().unwrap().contains("131047"), "{m}");
+    assert!(
+        m["errorMessage"].as_str().unwrap().contains("131047"),
+        "{m}"
+    );
     // A charged template that fails is refunded.
     let before = balance(&org).await;
     wa.fake
         .inject(Injection::new("*", 131026).mode(Delivery::Async).times(1));
-    let t = reply(&org, &c, json!({"type": "template", "template": {"templateId": tpl, "variables": {"1": "Ana"}}}))
-        .await
-        .ok(201);
+    let t = reply(
+        &org,
+        &c,
+        json!({"type": "template", "template": {"templateId": tpl, "variables": {"1": "Ana"}}}),
+    )
+    .await
+    .ok(201);
     assert!(balance(&org).await < before);
     deliver(&wa).await;
     assert_eq!(message(&org, &c, t.id()).await["status"], "FAILED");
@@ -203,16 +228,20 @@ async fn an_uploaded_image_is_sent_as_a_reply_and_a_bad_upload_is_refused() {
     // A type the platform refuses, an oversized image, no file part.
     let bad = upload(&org, b"MZ...", "application/x-msdownload", "x.exe").await;
     assert_eq!(bad.0, 400, "{}", bad.1);
-    let big = upload(&org, &vec![0u8; 5 * 1024 * 1024 + 1], "image/jpeg", "big.jpg").await;
+    let big = upload(
+        &org,
+        &vec![0u8; 5 * 1024 * 1024 + 1],
+        "image/jpeg",
+        "big.jpg",
+    )
+    .await;
     assert_eq!(big.0, 400, "{}", big.1);
     // Sent as a document it is refused: a PNG is an image.
-    reply(
-        &org,
-        &c,
-        json!({"type": "document", "media": {"id": file}}),
-    )
-    .await
-    .assert_invalid("media.id is a file of type IMAGE (image/png); it cannot be sent as document");
+    reply(&org, &c, json!({"type": "document", "media": {"id": file}}))
+        .await
+        .assert_invalid(
+            "media.id is a file of type IMAGE (image/png); it cannot be sent as document",
+        );
 
     let sent = reply(
         &org,
@@ -244,20 +273,40 @@ async fn the_customers_messages_are_marked_read_at_the_platform() {
     let wa = Wa::start(StatusOptions::default()).await;
     let (org, c, _, _) = conversation(&wa).await;
     let second = wa
-        .write(PERSON, InboundKind::Text { body: "¿Hay envío?".into() }, None)
+        .write(
+            PERSON,
+            InboundKind::Text {
+                body: "¿Hay envío?".into(),
+            },
+            None,
+        )
         .await;
     wa.settle().await;
     let r = org
         .app
-        .call(Method::POST, &format!("/conversations/{c}/read"), Some(&org.key), None)
+        .call(
+            Method::POST,
+            &format!("/conversations/{c}/read"),
+            Some(&org.key),
+            None,
+        )
         .await
         .ok(200);
     assert_eq!(r["marked"], 2);
     let reads = wa.fake.reads();
     assert_eq!(reads.len(), 1);
     assert_eq!(Some(reads[0].message_id.clone()), second.wamid);
-    let page = org.get(&format!("/conversations/{c}/messages")).await.ok(200);
-    assert!(page["data"].as_array().unwrap().iter().all(|m| m["status"] == "READ"));
+    let page = org
+        .get(&format!("/conversations/{c}/messages"))
+        .await
+        .ok(200);
+    assert!(
+        page["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["status"] == "READ")
+    );
 }
 
 /// `POST /media` with one file part.
@@ -273,7 +322,10 @@ async fn upload(org: &Org<'_>, bytes: &[u8], mime: &str, name: &str) -> (u16, Va
         .method(Method::POST)
         .uri("/api/v1/media")
         .header("authorization", format!("Bearer {}", org.key))
-        .header("content-type", format!("multipart/form-data; boundary={boundary}"))
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
         .body(Body::from(body))
         .expect("request");
     let r = org.app.send(req).await;

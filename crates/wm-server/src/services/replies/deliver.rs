@@ -59,14 +59,17 @@ pub async fn run_once(state: &AppState) -> anyhow::Result<Outcome> {
         if !claim(state, id).await? {
             continue;
         }
-        let Some(m) = message::Entity::find_by_id(id).unique(&state.db.conn).await? else {
+        let Some(m) = message::Entity::find_by_id(id)
+            .unique(&state.db.conn)
+            .await?
+        else {
             continue;
         };
         match send_one(state, &m).await? {
-            Sent::Sent => out.sent += 1,
-            Sent::Failed => out.failed += 1,
-            Sent::Retry => out.retried += 1,
-            Sent::Unknown => {}
+            Answer::Taken => out.sent += 1,
+            Answer::Failed => out.failed += 1,
+            Answer::Retry => out.retried += 1,
+            Answer::Unknown => {}
         }
     }
     Ok(out)
@@ -102,24 +105,29 @@ async fn claim(state: &AppState, id: Uuid) -> anyhow::Result<bool> {
     Ok(n == 1)
 }
 
-enum Sent {
-    Sent,
+/// What one call came to.
+enum Answer {
+    Taken,
     Failed,
     Retry,
     Unknown,
 }
 
-async fn send_one(state: &AppState, m: &message::Model) -> anyhow::Result<Sent> {
+async fn send_one(state: &AppState, m: &message::Model) -> anyhow::Result<Answer> {
     let conn = &state.db.conn;
     let sender = match m.phone_number_id {
         Some(id) => phone_number::Entity::find_by_id(id).unique(conn).await?,
         None => None,
     };
     let Some(sender) = sender else {
-        return settle(state, m, Err(SendError::Rejected {
-            reason: "the business number was deleted".into(),
-            opt_out: false,
-        }))
+        return settle(
+            state,
+            m,
+            Err(SendError::Rejected {
+                reason: "the business number was deleted".into(),
+                opt_out: false,
+            }),
+        )
         .await;
     };
     let to = contact::Entity::find_by_id(m.contact_id)
@@ -128,7 +136,15 @@ async fn send_one(state: &AppState, m: &message::Model) -> anyhow::Result<Sent> 
         .and_then(|k| k.primary_phone);
     let Some(to) = to else {
         let reason = "the contact has no phone number any more".into();
-        return settle(state, m, Err(SendError::Rejected { reason, opt_out: false })).await;
+        return settle(
+            state,
+            m,
+            Err(SendError::Rejected {
+                reason,
+                opt_out: false,
+            }),
+        )
+        .await;
     };
     let account = crate::worker::dispatch::account(state, &sender);
     let content = match content(state, m, &sender, account.as_ref()).await {
@@ -178,7 +194,9 @@ async fn content(
                 .unwrap_or_default(),
         },
         MessageType::Template => {
-            let t = stored.template.ok_or_else(|| refused("the reply's template is missing"))?;
+            let t = stored
+                .template
+                .ok_or_else(|| refused("the reply's template is missing"))?;
             OutboundContent::Template {
                 name: t.name,
                 language: t.language,
@@ -250,7 +268,10 @@ async fn uploaded(
             .col_expr(media::Column::PlatformMediaId, Expr::val(id.clone()))
             .col_expr(media::Column::PhoneNumberId, Expr::val(sender.id))
             .col_expr(media::Column::Provider, Expr::val(provider))
-            .col_expr(media::Column::ExpiresAt, Expr::val(now + UPLOAD_LIFETIME_MS))
+            .col_expr(
+                media::Column::ExpiresAt,
+                Expr::val(now + UPLOAD_LIFETIME_MS),
+            )
             .filter(media::Column::Id.eq(file.id))
             .exec(&state.db.conn)
             .await
@@ -264,7 +285,7 @@ async fn settle(
     state: &AppState,
     m: &message::Model,
     answer: Result<wm_core::provider::Accepted, SendError>,
-) -> anyhow::Result<Sent> {
+) -> anyhow::Result<Answer> {
     let now = state.now_ms();
     let txn = state.db.write().await?;
     let outcome = match answer {
@@ -285,27 +306,30 @@ async fn settle(
             }
             crate::services::sending::receipts::apply_kept(&*txn, &accepted.message_id, now)
                 .await?;
-            Sent::Sent
+            Answer::Taken
         }
         Err(SendError::RetryLater(reason)) => {
             tracing::warn!(message = %m.id, %reason, "the platform asked to retry a reply later");
             message::Entity::update_many()
                 .col_expr(message::Column::AttemptAt, Expr::val(Option::<i64>::None))
-                .col_expr(message::Column::RetryAt, Expr::val(now + backoff_ms(m.retries)))
+                .col_expr(
+                    message::Column::RetryAt,
+                    Expr::val(now + backoff_ms(m.retries)),
+                )
                 .col_expr(message::Column::Retries, Expr::val(m.retries + 1))
                 .filter(message::Column::Id.eq(m.id))
                 .exec(&*txn)
                 .await?;
-            Sent::Retry
+            Answer::Retry
         }
         Err(SendError::Ambiguous(reason)) => {
             // Maybe sent: never re-sent; a status webhook or the reconciliation settles it.
             tracing::warn!(message = %m.id, %reason, "reply outcome unknown");
-            Sent::Unknown
+            Answer::Unknown
         }
         Err(SendError::Rejected { reason, .. } | SendError::Paused { reason, .. }) => {
             fail(&*txn, m, &reason, now).await?;
-            Sent::Failed
+            Answer::Failed
         }
     };
     txn.commit().await?;
@@ -340,7 +364,11 @@ pub async fn fail(
 }
 
 /// Gives back what a failed message was charged.
-pub async fn refund(conn: &impl ConnectionTrait, m: &message::Model, now: i64) -> Result<(), DbErr> {
+pub async fn refund(
+    conn: &impl ConnectionTrait,
+    m: &message::Model,
+    now: i64,
+) -> Result<(), DbErr> {
     let cost = m.cost_micros.unwrap_or(0);
     if cost <= 0 || m.recipient_id.is_some() {
         return Ok(());

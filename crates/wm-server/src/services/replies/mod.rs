@@ -24,7 +24,9 @@ use wm_types::messages::{
 
 use crate::auth::AuthContext;
 use crate::db::Unique;
-use crate::db::entities::{contact, conversation, media, message, organization, phone_number, template};
+use crate::db::entities::{
+    contact, conversation, media, message, organization, phone_number, template,
+};
 use crate::db::messages::{self, MEDIA_STORED, NewMessage, Stored};
 use crate::db::tenant::find_in_org;
 use crate::error::{ApiError, ApiResult};
@@ -54,7 +56,8 @@ pub async fn sender_of(
         .one(conn)
         .await?
         .and_then(|m| m.phone_number_id);
-    let q = phone_number::Entity::find().filter(phone_number::Column::OrganizationId.eq(c.organization_id));
+    let q = phone_number::Entity::find()
+        .filter(phone_number::Column::OrganizationId.eq(c.organization_id));
     let q = match written_to {
         Some(id) => q.filter(phone_number::Column::Id.eq(id)),
         None => q.order_by_asc(phone_number::Column::CreatedAt),
@@ -93,7 +96,10 @@ fn one_part(body: &SendMessage) -> ApiResult<()> {
             errors.push(format!("{part} is required for type {}", body.message_type));
         }
         if part != wanted && present {
-            errors.push(format!("{part} must not be given for type {}", body.message_type));
+            errors.push(format!(
+                "{part} must not be given for type {}",
+                body.message_type
+            ));
         }
     }
     if let Some(i) = &body.interactive {
@@ -137,7 +143,10 @@ async fn prepare(
     match body.message_type {
         SendType::Text => p.body = body.text.as_ref().map(|t| t.body.clone()),
         SendType::Interactive => {
-            let i = body.interactive.as_ref().ok_or_else(|| ApiError::invalid("interactive is required"))?;
+            let i = body
+                .interactive
+                .as_ref()
+                .ok_or_else(|| ApiError::invalid("interactive is required"))?;
             p.message_type = MessageType::Interactive;
             p.body = Some(i.body.clone());
             p.stored.interactive = Some(MessageInteractive {
@@ -148,15 +157,23 @@ async fn prepare(
             });
         }
         SendType::Template => {
-            let t = body.template.as_ref().ok_or_else(|| ApiError::invalid("template is required"))?;
+            let t = body
+                .template
+                .as_ref()
+                .ok_or_else(|| ApiError::invalid("template is required"))?;
             let row = find_in_org::<template::Entity>(org, t.template_id)
                 .unique(conn)
                 .await?
                 .filter(|r| r.status == TemplateStatus::Approved)
-                .ok_or_else(|| ApiError::invalid("template.templateId must be an APPROVED template of this organization"))?;
+                .ok_or_else(|| {
+                    ApiError::invalid(
+                        "template.templateId must be an APPROVED template of this organization",
+                    )
+                })?;
             let positions = templates::positions(&row.body_text);
-            let vars = templates::parse_variables(&t.variables.clone().unwrap_or_default(), &positions)
-                .map_err(ApiError::Validation)?;
+            let vars =
+                templates::parse_variables(&t.variables.clone().unwrap_or_default(), &positions)
+                    .map_err(ApiError::Validation)?;
             let values = templates::ContactValues {
                 full_name: k.full_name.as_deref(),
                 primary_phone: k.primary_phone.as_deref(),
@@ -177,12 +194,19 @@ async fn prepare(
             p.template = Some(row);
         }
         media_kind => {
-            let m = body.media.as_ref().ok_or_else(|| ApiError::invalid("media is required"))?;
+            let m = body
+                .media
+                .as_ref()
+                .ok_or_else(|| ApiError::invalid("media is required"))?;
             let file = find_in_org::<media::Entity>(org, m.id)
                 .unique(conn)
                 .await?
                 .filter(|f| f.status == MEDIA_STORED)
-                .ok_or_else(|| ApiError::invalid("media.id must be a stored file of this organization (POST /media)"))?;
+                .ok_or_else(|| {
+                    ApiError::invalid(
+                        "media.id must be a stored file of this organization (POST /media)",
+                    )
+                })?;
             p.message_type = media_type(media_kind);
             let is = file
                 .mime_type
@@ -197,8 +221,15 @@ async fn prepare(
                     body.message_type
                 )));
             }
-            if media_kind != SendType::Image && media_kind != SendType::Video && media_kind != SendType::Document && m.caption.is_some() {
-                return Err(ApiError::invalid(format!("media.caption cannot be sent with type {}", body.message_type)));
+            if media_kind != SendType::Image
+                && media_kind != SendType::Video
+                && media_kind != SendType::Document
+                && m.caption.is_some()
+            {
+                return Err(ApiError::invalid(format!(
+                    "media.caption cannot be sent with type {}",
+                    body.message_type
+                )));
             }
             p.body = m.caption.clone();
             p.media_id = Some(file.id);
@@ -225,7 +256,9 @@ fn price(
     sending::rate_card(o)
         .market_for(&Phone::from_stored(to.to_owned()))
         .map(|m| m.price(t.category))
-        .ok_or_else(|| ApiError::bad_request("The contact's number has no known market to price the template."))
+        .ok_or_else(|| {
+            ApiError::bad_request("The contact's number has no known market to price the template.")
+        })
 }
 
 /// `POST /conversations/{id}/messages`: the reply, PENDING, charged and queued.
@@ -251,8 +284,12 @@ pub async fn send(
             axum::http::StatusCode::BAD_REQUEST,
             Some(ErrorCode::ConversationWindowClosed),
             match c.last_inbound_at {
-                Some(_) => "The customer-service window closed 24 hours after the customer's last message; only a template can be sent now.",
-                None => "The customer has not written in this conversation; only a template can be sent.",
+                Some(_) => {
+                    "The customer-service window closed 24 hours after the customer's last message; only a template can be sent now."
+                }
+                None => {
+                    "The customer has not written in this conversation; only a template can be sent."
+                }
             },
         ));
     }
@@ -269,7 +306,11 @@ pub async fn send(
                 .unique(&*txn)
                 .await?
                 .filter(|m| m.conversation_id == Some(id) && m.platform_message_id.is_some())
-                .ok_or_else(|| ApiError::invalid("replyToMessageId must be a delivered message of this conversation"))?
+                .ok_or_else(|| {
+                    ApiError::invalid(
+                        "replyToMessageId must be a delivered message of this conversation",
+                    )
+                })?
                 .id,
         ),
         None => None,
@@ -280,7 +321,9 @@ pub async fn send(
         && t.category == TemplateCategory::Marketing
         && k.opted_out
     {
-        return Err(ApiError::bad_request("The contact opted out of marketing messages."));
+        return Err(ApiError::bad_request(
+            "The contact opted out of marketing messages.",
+        ));
     }
     let o = organization::Entity::find_by_id(org)
         .unique(&*txn)
@@ -289,7 +332,10 @@ pub async fn send(
     let cost = price(&o, p.template.as_ref(), &to, open)?;
     let id_of_message = Uuid::now_v7();
     if cost.0 > 0 {
-        let what = format!("Reply {id_of_message}: template {}", p.template.as_ref().map_or("", |t| t.name.as_str()));
+        let what = format!(
+            "Reply {id_of_message}: template {}",
+            p.template.as_ref().map_or("", |t| t.name.as_str())
+        );
         if !crate::services::wallet::charge(&*txn, org, cost, None, &what, now).await? {
             return Err(ApiError::bad_request("Saldo insuficiente en la wallet."));
         }

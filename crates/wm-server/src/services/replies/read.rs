@@ -31,7 +31,9 @@ pub async fn mark(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<MarkedRead
     };
     if let (Some(platform_id), Some(number)) = (&latest.platform_message_id, latest.phone_number_id)
     {
-        let number = phone_number::Entity::find_by_id(number).unique(conn).await?;
+        let number = phone_number::Entity::find_by_id(number)
+            .unique(conn)
+            .await?;
         let account = number
             .as_ref()
             .and_then(|n| crate::worker::dispatch::account(state, n));

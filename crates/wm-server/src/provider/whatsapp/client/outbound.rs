@@ -5,7 +5,9 @@
 
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
-use wm_core::provider::{MediaUpload, OutboundContent, OutboundMessage, PlatformAccount, SendError};
+use wm_core::provider::{
+    MediaUpload, OutboundContent, OutboundMessage, PlatformAccount, SendError,
+};
 use wm_types::messages::MessageType;
 
 use super::{GraphError, WhatsAppProvider, transport_error, whatsapp};
@@ -63,7 +65,9 @@ pub(super) fn send_body(message: &OutboundMessage) -> Value {
         OutboundContent::Interactive { buttons } => {
             let buttons: Vec<Value> = buttons
                 .iter()
-                .map(|(id, title)| json!({ "type": "reply", "reply": { "id": id, "title": title } }))
+                .map(
+                    |(id, title)| json!({ "type": "reply", "reply": { "id": id, "title": title } }),
+                )
                 .collect();
             body["type"] = json!("interactive");
             body["interactive"] = json!({
@@ -123,7 +127,10 @@ impl WhatsAppProvider {
             .file_name(name)
             .mime_str(&file.mime_type)
             .map_err(|e| SendError::Rejected {
-                reason: format!("the file's type {:?} is not a MIME type: {e}", file.mime_type),
+                reason: format!(
+                    "the file's type {:?} is not a MIME type: {e}",
+                    file.mime_type
+                ),
                 opt_out: false,
             })?;
         let form = Form::new()
