@@ -12,6 +12,12 @@
 //!   message row, the seen-id mark, one write transaction each. Anchor: the same number of
 //!   one-row INSERT transactions on the same database.
 //!
+//! - Replies sent per second through the fake Graph API: `REPLIES` (default 1,000) text
+//!   replies queued with `POST /conversations/{id}/messages` (the request's time is what a
+//!   reply costs the writer: one write transaction), then sent by the reply sender
+//!   (`services::replies::deliver`, claim + call + record) unpaced. Anchor: the same number of
+//!   bare HTTP POSTs of the same body to the fake's send endpoint.
+//!
 //! `cargo bench -p wm-benches --bench messages` (SQLite file);
 //! `WM_BENCH_DATABASE_URL=postgres://… cargo bench -p wm-benches --bench messages`.
 
@@ -360,6 +366,129 @@ async fn inbound_rate(o: &Org, n: usize, people: usize) -> anyhow::Result<String
     ))
 }
 
+/// Replies through the fake: queued, then sent; and the fake alone as the anchor.
+async fn replies(url: &str, n: usize) -> anyhow::Result<String> {
+    use wm_fake_graph::{FakeGraph, FakeGraphOptions, InboundKind, InboundMessage, NumberSpec};
+    let fake = FakeGraph::start(FakeGraphOptions::default()).await?;
+    fake.register_number(NumberSpec {
+        phone_number_id: PNID.into(),
+        waba_id: "209000000000001".into(),
+        display_phone_number: "525500000001".into(),
+        access_token: "EAAG-bench".into(),
+    });
+    let db = Db::connect(url).await?;
+    let mut settings = Settings::new("bench");
+    settings.rate_limit_per_minute = 1_000_000_000;
+    settings.provider_mps = 0;
+    settings.whatsapp.graph_url = fake.url();
+    let provider = Arc::new(
+        wm_server::provider::whatsapp::WhatsAppProvider::new(&fake.url(), "v24.0")
+            .map_err(|e| anyhow::anyhow!(e))?,
+    );
+    let state = AppState::build(
+        db,
+        Arc::new(wm_core::time::SystemClock),
+        settings,
+        provider,
+        Some(wm_server::secrets::SecretKey::generate()),
+    );
+    let o = organisation(&state).await?;
+    wm_server::services::phone_numbers::create(
+        &state,
+        o.id,
+        CreatePhoneNumber {
+            number_e164: "+525500000001".into(),
+            display_name: "Ventas".into(),
+            quality_rating: None,
+            platform_phone_number_id: Some(PNID.into()),
+            waba_id: None,
+            access_token: Some("EAAG-bench".into()),
+            mps: None,
+        },
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    // The customer writes (the fake opens its window), and wm keeps the message.
+    let person = "5215511110001";
+    fake.post_inbound(InboundMessage {
+        phone_number_id: PNID.into(),
+        from: person.into(),
+        profile_name: Some("Ana".into()),
+        kind: InboundKind::Text { body: "Hola".into() },
+        context: None,
+    })
+    .await
+    .ok();
+    let r = wm_server::services::inbound::inbound(
+        &state,
+        o.id,
+        Inbound {
+            channel_type: ChannelType::MessagingAppA,
+            external_id: person.into(),
+            full_name: Some("Ana".into()),
+            text: Some("Hola".into()),
+        },
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let router = axum::Router::new().nest("/api/v1", wm_server::router(state.clone()));
+    let uri = format!("/api/v1/conversations/{}/messages", r.conversation_id);
+    let mut posts = Vec::with_capacity(n);
+    for i in 0..n {
+        let body = serde_json::json!({"type": "text", "text": {"body": format!("Respuesta {i}")}});
+        let req = Request::builder()
+            .method("POST")
+            .uri(&uri)
+            .header("authorization", format!("Bearer {}", o.key))
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_string()))?;
+        let t = Instant::now();
+        let res = router.clone().oneshot(req).await?;
+        anyhow::ensure!(res.status().as_u16() == 201, "reply: {}", res.status());
+        posts.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let t = Instant::now();
+    let mut sent = 0;
+    while sent < n {
+        let out = wm_server::services::replies::deliver::run_once(&state).await?;
+        anyhow::ensure!(out.failed == 0, "replies failed: {out:?}");
+        if out.sent == 0 {
+            anyhow::bail!("{sent} of {n} replies sent, then none");
+        }
+        sent += out.sent;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    // Anchor: the fake's send endpoint, the same number of bare POSTs.
+    let http = reqwest::Client::new();
+    let send_url = format!("{}/v24.0/{PNID}/messages", fake.url());
+    let ta = Instant::now();
+    for i in 0..n {
+        let body = serde_json::json!({"messaging_product": "whatsapp", "to": person, "type": "text",
+            "text": {"body": format!("Respuesta {i}")}});
+        let res = http
+            .post(&send_url)
+            .bearer_auth("EAAG-bench")
+            .json(&body)
+            .send()
+            .await?;
+        anyhow::ensure!(res.status().is_success(), "anchor: {}", res.status());
+    }
+    let anchor = ta.elapsed().as_secs_f64();
+    let (p50, p95) = p50_p95(posts);
+    fake.shutdown().await;
+    Ok(format!(
+        "replies: {n} text replies to one customer, unpaced\n\
+         {:<44} {p50:>8.2} {p95:>8.2} ms (p50, p95)\n\
+         {:<44} {:>10.0} /s ({sent} in {secs:.2} s)\n\
+         {:<44} {:>10.0} /s\n",
+        "POST …/messages (validate, window, one txn)",
+        "sent through the fake by the reply sender",
+        n as f64 / secs,
+        "anchor: bare POSTs to the fake's send",
+        n as f64 / anchor,
+    ))
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> anyhow::Result<()> {
     let thread = env_usize("THREAD", 100_000);
@@ -379,6 +508,8 @@ async fn main() -> anyhow::Result<()> {
     println!("{}", thread_pages(&o, thread, reps).await?);
     let o2 = organisation(&state).await?;
     println!("{}", inbound_rate(&o2, inbound, inbound / 4).await?);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    println!("{}", replies(&url, env_usize("REPLIES", 1_000)).await?);
     if let Some(dir) = dir {
         let _ = std::fs::remove_dir_all(dir);
     }
