@@ -414,7 +414,9 @@ async fn replies(url: &str, n: usize) -> anyhow::Result<String> {
         phone_number_id: PNID.into(),
         from: person.into(),
         profile_name: Some("Ana".into()),
-        kind: InboundKind::Text { body: "Hola".into() },
+        kind: InboundKind::Text {
+            body: "Hola".into(),
+        },
         context: None,
     })
     .await

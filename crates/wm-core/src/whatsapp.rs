@@ -447,9 +447,15 @@ mod tests {
         use wm_types::messages::MessageType as T;
         assert_eq!(media_limit("image/jpeg"), Some((T::Image, 5 * 1024 * 1024)));
         assert_eq!(media_limit("IMAGE/PNG"), Some((T::Image, 5 * 1024 * 1024)));
-        assert_eq!(media_limit("audio/ogg; codecs=opus").map(|l| l.0), Some(T::Audio));
+        assert_eq!(
+            media_limit("audio/ogg; codecs=opus").map(|l| l.0),
+            Some(T::Audio)
+        );
         assert_eq!(media_limit("image/webp"), Some((T::Sticker, 500 * 1024)));
-        assert_eq!(media_limit("application/pdf").map(|l| l.1), Some(100 * 1024 * 1024));
+        assert_eq!(
+            media_limit("application/pdf").map(|l| l.1),
+            Some(100 * 1024 * 1024)
+        );
         for refused in ["image/gif", "application/zip", "video/quicktime", ""] {
             assert_eq!(media_limit(refused), None, "{refused}");
         }

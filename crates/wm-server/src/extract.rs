@@ -325,3 +325,16 @@ path_ids! {
     DealId("id") => "Deal";
     PhoneNumberId("id") => "Phone number";
 }
+
+/// A `multipart/form-data` body, or a 415 saying what the route takes (`what`): the one way
+/// upload routes read their form.
+pub async fn multipart<S: Send + Sync>(
+    req: axum::extract::Request,
+    state: &S,
+    what: &'static str,
+) -> Result<axum::extract::Multipart, ApiError> {
+    use axum::extract::FromRequest;
+    axum::extract::Multipart::from_request(req, state)
+        .await
+        .map_err(|_| ApiError::business(StatusCode::UNSUPPORTED_MEDIA_TYPE, None, what))
+}

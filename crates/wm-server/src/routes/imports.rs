@@ -7,7 +7,6 @@ use aide::generate::GenContext;
 use aide::openapi::Operation;
 use aide::operation::set_body;
 use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
-use axum::http::StatusCode;
 use schemars::json_schema;
 use wm_types::PageQuery;
 use wm_types::common::Page;
@@ -55,16 +54,13 @@ impl<S: Send + Sync> FromRequest<S> for Upload {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        Multipart::from_request(req, state)
-            .await
-            .map(Upload)
-            .map_err(|_| {
-                ApiError::business(
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    None,
-                    "Imports are uploaded as multipart/form-data with an options part and a file part.",
-                )
-            })
+        crate::extract::multipart(
+            req,
+            state,
+            "Imports are uploaded as multipart/form-data with an options part and a file part.",
+        )
+        .await
+        .map(Upload)
     }
 }
 

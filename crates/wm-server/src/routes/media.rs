@@ -110,16 +110,13 @@ impl<S: Send + Sync> FromRequest<S> for Upload {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        Multipart::from_request(req, state)
-            .await
-            .map(Upload)
-            .map_err(|_| {
-                ApiError::business(
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    None,
-                    "Media is uploaded as multipart/form-data with a file part.",
-                )
-            })
+        crate::extract::multipart(
+            req,
+            state,
+            "Media is uploaded as multipart/form-data with a file part.",
+        )
+        .await
+        .map(Upload)
     }
 }
 

@@ -126,19 +126,27 @@ async fn add_detail(
         replies
             .iter()
             .map(|r| LastReply {
-                contact: contacts
-                    .get(&r.contact_id)
-                    .cloned()
-                    .unwrap_or_else(|| RecipientContact {
-                        id: r.contact_id,
-                        full_name: None,
-                        primary_phone: Some(r.phone.clone()),
-                    }),
+                contact: contact_of(&contacts, r),
                 replied_at: Timestamp::from_millis(r.replied_at.unwrap_or(r.created_at)),
             })
             .collect(),
     );
     Ok(())
+}
+
+/// A recipient's contact as loaded, or (deleted since) its id and the number it was sent to.
+fn contact_of(
+    contacts: &HashMap<Uuid, RecipientContact>,
+    r: &recipient::Model,
+) -> RecipientContact {
+    contacts
+        .get(&r.contact_id)
+        .cloned()
+        .unwrap_or_else(|| RecipientContact {
+            id: r.contact_id,
+            full_name: None,
+            primary_phone: Some(r.phone.clone()),
+        })
 }
 
 /// The contacts of recipient rows, as a campaign shows them.
@@ -178,14 +186,7 @@ pub async fn load_recipients(
         .into_iter()
         .map(|r| Recipient {
             id: r.id,
-            contact: contacts
-                .get(&r.contact_id)
-                .cloned()
-                .unwrap_or_else(|| RecipientContact {
-                    id: r.contact_id,
-                    full_name: None,
-                    primary_phone: Some(r.phone.clone()),
-                }),
+            contact: contact_of(&contacts, &r),
             market: r.market,
             status: r.status,
             sent_at: r.sent_at.map(Timestamp::from_millis),

@@ -10,32 +10,12 @@ use serde_json::{Value, json};
 use wm_fake_graph::{Delivery, InboundKind, Injection, StatusOptions};
 
 use crate::support::{IdOf, Org};
-use crate::whatsapp_kit::{PNID, Wa, number, synced_template};
+use crate::whatsapp_kit::{PNID, Wa, open_conversation, thread_message};
 
 const PERSON: &str = "5215512000001";
 
-/// The organisation (funded, with its number and the `promo` template) and the person's
-/// conversation, opened by their message "Hola" (the platform's id of which is kept).
 async fn conversation(wa: &Wa) -> (Org<'_>, String, String, String) {
-    wa.template("promo", "Hola {{1}}, tenemos ofertas");
-    let org = wa.app.org().await;
-    number(&org).await;
-    let tpl = synced_template(&org, "promo").await;
-    crate::kit::top_up(&org, 10.0).await;
-    let posted = wa
-        .write(
-            PERSON,
-            InboundKind::Text {
-                body: "Hola".into(),
-            },
-            None,
-        )
-        .await;
-    let wamid = posted.wamid.expect("wamid");
-    wa.settle().await;
-    let list = org.get("/conversations").await.ok(200);
-    let id = list["data"][0].id().to_owned();
-    (org, id, tpl, wamid)
+    open_conversation(wa, PERSON).await
 }
 
 async fn reply(org: &Org<'_>, conversation: &str, body: Value) -> crate::support::Resp {
@@ -57,17 +37,7 @@ async fn balance(org: &Org<'_>) -> f64 {
 }
 
 async fn message(org: &Org<'_>, conversation: &str, id: &str) -> Value {
-    let page = org
-        .get(&format!("/conversations/{conversation}/messages"))
-        .await
-        .ok(200);
-    page["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["id"] == id)
-        .cloned()
-        .unwrap_or_else(|| panic!("no message {id} in {page}"))
+    thread_message(org, conversation, id).await
 }
 
 #[tokio::test]

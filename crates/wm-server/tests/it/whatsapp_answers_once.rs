@@ -4,47 +4,21 @@
 //! by a status webhook another replica takes.
 
 use serde_json::json;
-use wm_fake_graph::{InboundKind, StatusOptions};
+use wm_fake_graph::StatusOptions;
 use wm_server::services::replies::deliver;
 
 use crate::support::{IdOf, Org};
-use crate::whatsapp_kit::{Wa, number, synced_template};
+use crate::whatsapp_kit::{Wa, open_conversation, thread_message};
 
 const PERSON: &str = "5215512000001";
 
 async fn conversation(wa: &Wa) -> (Org<'_>, String, String) {
-    wa.template("promo", "Hola {{1}}");
-    let org = wa.app.org().await;
-    number(&org).await;
-    let tpl = synced_template(&org, "promo").await;
-    crate::kit::top_up(&org, 10.0).await;
-    wa.write(
-        PERSON,
-        InboundKind::Text {
-            body: "Hola".into(),
-        },
-        None,
-    )
-    .await;
-    wa.settle().await;
-    let id = org.get("/conversations").await.ok(200)["data"][0]
-        .id()
-        .to_owned();
-    (org, id, tpl)
+    let (org, c, tpl, _) = open_conversation(wa, PERSON).await;
+    (org, c, tpl)
 }
 
 async fn status_of(org: &Org<'_>, c: &str, id: &str) -> serde_json::Value {
-    let page = org
-        .get(&format!("/conversations/{c}/messages"))
-        .await
-        .ok(200);
-    page["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["id"] == id)
-        .cloned()
-        .expect("message")
+    thread_message(org, c, id).await
 }
 
 fn texts_sent(wa: &Wa) -> usize {

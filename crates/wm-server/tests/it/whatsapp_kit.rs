@@ -255,3 +255,37 @@ pub async fn ready(wa: &Wa, n: usize, top_up: f64) -> Ready<'_> {
         campaign,
     }
 }
+
+/// An organisation ready to answer `person` (funded, with its number and the synced
+/// template `promo` "Hola {{1}}, tenemos ofertas") and the conversation their message
+/// "Hola" opened: (organisation, conversation id, template id, the message's platform id).
+pub async fn open_conversation<'a>(wa: &'a Wa, person: &str) -> (Org<'a>, String, String, String) {
+    wa.template("promo", "Hola {{1}}, tenemos ofertas");
+    let org = wa.app.org().await;
+    number(&org).await;
+    let tpl = synced_template(&org, "promo").await;
+    crate::kit::top_up(&org, 10.0).await;
+    let text = wm_fake_graph::InboundKind::Text {
+        body: "Hola".into(),
+    };
+    let wamid = wa.write(person, text, None).await.wamid.expect("wamid");
+    wa.settle().await;
+    let list = org.get("/conversations").await.ok(200);
+    let id = list["data"][0].id().to_owned();
+    (org, id, tpl, wamid)
+}
+
+/// The message `id` as the conversation's thread shows it.
+pub async fn thread_message(org: &Org<'_>, conversation: &str, id: &str) -> Value {
+    let page = org
+        .get(&format!("/conversations/{conversation}/messages"))
+        .await
+        .ok(200);
+    page["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .find(|m| m["id"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no message {id} in {page}"))
+}

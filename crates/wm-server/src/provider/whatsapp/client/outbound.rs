@@ -138,26 +138,12 @@ impl WhatsAppProvider {
             .text("type", file.mime_type.clone())
             .part("file", part);
         let url = self.url(account.phone_number_id.trim(), "media");
-        let response = self
+        let request = self
             .http
             .post(url)
             .bearer_auth(&account.access_token)
-            .multipart(form)
-            .send()
-            .await
-            // An upload that may have happened only costs a second copy: retried.
-            .map_err(|e| match transport_error(e) {
-                SendError::Ambiguous(r) => SendError::RetryLater(r),
-                other => other,
-            })?;
-        let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| SendError::RetryLater(e.without_url().to_string()))?;
-        if !status.is_success() {
-            return Err(refused(status, &bytes));
-        }
+            .multipart(form);
+        let bytes = exchange(request).await?;
         let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         answer
             .get("id")
@@ -179,27 +165,30 @@ impl WhatsAppProvider {
             "status": "read",
             "message_id": message_id,
         });
-        let response = self
+        let request = self
             .http
             .post(url)
             .bearer_auth(&account.access_token)
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| match transport_error(e) {
-                // Marking read twice changes nothing: an unknown outcome is tried again.
-                SendError::Ambiguous(r) => SendError::RetryLater(r),
-                other => other,
-            })?;
-        let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| SendError::RetryLater(e.without_url().to_string()))?;
-        if status.is_success() {
-            Ok(())
-        } else {
-            Err(refused(status, &bytes))
-        }
+            .json(&body);
+        exchange(request).await.map(|_| ())
+    }
+}
+
+/// Makes a call that may safely be made twice (an upload costs a second copy, a read mark
+/// changes nothing), so an unknown outcome is "retry later"; the answer's body on success.
+async fn exchange(request: reqwest::RequestBuilder) -> Result<axum::body::Bytes, SendError> {
+    let response = request.send().await.map_err(|e| match transport_error(e) {
+        SendError::Ambiguous(r) => SendError::RetryLater(r),
+        other => other,
+    })?;
+    let status = response.status();
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| SendError::RetryLater(e.without_url().to_string()))?;
+    if status.is_success() {
+        Ok(bytes)
+    } else {
+        Err(refused(status, &bytes))
     }
 }
