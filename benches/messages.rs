@@ -26,7 +26,9 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::http::Request;
-use sea_orm::{ConnectionTrait, Statement};
+use sea_orm::{ConnectionTrait, EntityTrait};
+use wm_server::db::entities::message;
+use wm_types::messages::{MessageDirection, MessageStatus, MessageType};
 use tower::ServiceExt;
 use uuid::Uuid;
 use wm_server::db::Db;
@@ -139,26 +141,52 @@ async fn long_thread(o: &Org, n: usize) -> anyhow::Result<(Uuid, Vec<Uuid>)> {
     let start = o.state.now_ms();
     let mut ids = Vec::with_capacity(n);
     for chunk in (0..n).collect::<Vec<_>>().chunks(500) {
-        let mut sql = String::from(
-            "INSERT INTO messages (id, organization_id, conversation_id, contact_id, direction, \
-             message_type, body, status, created_at, updated_at) VALUES ",
-        );
-        for (j, i) in chunk.iter().enumerate() {
-            let id = Uuid::now_v7();
-            ids.push(id);
-            let at = start + *i as i64;
-            let dir = if i % 3 == 0 { "OUTBOUND" } else { "INBOUND" };
-            let status = if i % 3 == 0 { "DELIVERED" } else { "RECEIVED" };
-            if j > 0 {
-                sql.push(',');
-            }
-            sql.push_str(&format!(
-                "('{id}','{}','{conversation}','{contact}','{dir}','TEXT','mensaje número {i} del hilo','{status}',{at},{at})",
-                o.id
-            ));
-        }
+        let rows: Vec<message::ActiveModel> = chunk
+            .iter()
+            .map(|i| {
+                let id = Uuid::now_v7();
+                ids.push(id);
+                let at = start + *i as i64;
+                let outbound = i % 3 == 0;
+                message::ActiveModel::from(message::Model {
+                    id,
+                    organization_id: o.id,
+                    conversation_id: Some(conversation),
+                    contact_id: contact,
+                    direction: if outbound {
+                        MessageDirection::Outbound
+                    } else {
+                        MessageDirection::Inbound
+                    },
+                    message_type: MessageType::Text,
+                    body: Some(format!("mensaje número {i} del hilo")),
+                    content: None,
+                    media_id: None,
+                    reply_to_id: None,
+                    platform_message_id: None,
+                    status: if outbound {
+                        MessageStatus::Delivered
+                    } else {
+                        MessageStatus::Received
+                    },
+                    error_message: None,
+                    cost_micros: None,
+                    sent_by_kind: None,
+                    sent_by_id: None,
+                    recipient_id: None,
+                    phone_number_id: None,
+                    attempt_at: None,
+                    retry_at: None,
+                    retries: 0,
+                    created_at: at,
+                    updated_at: at,
+                })
+            })
+            .collect();
         let txn = o.state.db.write().await?;
-        txn.execute_unprepared(&sql).await?;
+        message::Entity::insert_many(rows)
+            .exec_without_returning(&*txn)
+            .await?;
         txn.commit().await?;
     }
     Ok((conversation, ids))
@@ -186,23 +214,13 @@ async fn thread_pages(o: &Org, n: usize, reps: usize) -> anyhow::Result<String> 
     let newest = format!("/api/v1/conversations/{conversation}/messages?pageSize=50");
     let deep_id = ids[n / 10];
     let deep = format!("{newest}&before={deep_id}");
-    // Bare axum: the same shape of answer, precomputed.
-    let page = o
-        .state
-        .db
-        .conn
-        .query_all_raw(Statement::from_string(
-            o.state.db.backend(),
-            format!(
-                "SELECT id, body, created_at FROM messages WHERE conversation_id = '{conversation}' \
-                 ORDER BY created_at DESC, id DESC LIMIT 51"
-            ),
-        ))
-        .await?;
-    let body = Arc::new(serde_json::to_vec(&serde_json::json!({
-        "data": (0..page.len().min(50)).map(|i| serde_json::json!({"id": ids[i], "text": "mensaje"})).collect::<Vec<_>>(),
-        "meta": {"pageSize": 50, "hasMore": true}
-    }))?);
+    // Bare axum: the very bytes of wm's newest page, precomputed.
+    let req = Request::builder()
+        .uri(&newest)
+        .header("authorization", format!("Bearer {}", o.key))
+        .body(Body::empty())?;
+    let res = router.clone().oneshot(req).await?;
+    let body = Arc::new(axum::body::to_bytes(res.into_body(), usize::MAX).await?.to_vec());
     let bare = axum::Router::new().route(
         "/page",
         axum::routing::get(move || {
@@ -217,26 +235,19 @@ async fn thread_pages(o: &Org, n: usize, reps: usize) -> anyhow::Result<String> 
     );
     let (mut ours_new, mut ours_deep, mut bare_ms, mut raw_new, mut raw_deep) =
         (vec![], vec![], vec![], vec![], vec![]);
+    // The page's query alone, on the same pool (no HTTP, auth or JSON).
     let raw = |before: Option<Uuid>| {
         let conn = o.state.db.conn.clone();
-        let backend = o.state.db.backend();
         async move {
-            let sql = match before {
-                None => format!(
-                    "SELECT * FROM messages WHERE conversation_id = '{conversation}' \
-                     ORDER BY created_at DESC, id DESC LIMIT 51"
-                ),
-                Some(b) => format!(
-                    "SELECT * FROM messages WHERE conversation_id = '{conversation}' AND \
-                     (created_at < (SELECT created_at FROM messages WHERE id = '{b}') OR \
-                      (created_at = (SELECT created_at FROM messages WHERE id = '{b}') AND id < '{b}')) \
-                     ORDER BY created_at DESC, id DESC LIMIT 51"
-                ),
+            let before = match before {
+                Some(b) => message::Entity::find_by_id(b)
+                    .one(&conn)
+                    .await?
+                    .map(|m| (m.created_at, m.id)),
+                None => None,
             };
             let t = Instant::now();
-            let rows = conn
-                .query_all_raw(Statement::from_string(backend, sql))
-                .await?;
+            let rows = wm_server::db::messages::page(&conn, conversation, before, 51).await?;
             anyhow::ensure!(rows.len() == 51);
             Ok::<f64, anyhow::Error>(t.elapsed().as_secs_f64() * 1e3)
         }
@@ -270,8 +281,8 @@ async fn thread_pages(o: &Org, n: usize, reps: usize) -> anyhow::Result<String> 
         "GET …/messages newest page (wm)",
         "GET …/messages page 90% down, before= (wm)",
         "anchor: bare axum, same-size JSON",
-        "anchor: raw keyset SELECT, newest",
-        "anchor: raw keyset SELECT, 90% down",
+        "anchor: the page's keyset query alone, newest",
+        "anchor: the page's keyset query alone, 90% down",
     ))
 }
 
@@ -323,20 +334,14 @@ async fn inbound_rate(o: &Org, n: usize, people: usize) -> anyhow::Result<String
         applied += k;
     }
     let secs = t.elapsed().as_secs_f64();
-    let kept: i64 = o
-        .state
-        .db
-        .conn
-        .query_one_raw(Statement::from_string(
-            o.state.db.backend(),
-            format!(
-                "SELECT COUNT(*) AS n FROM messages WHERE organization_id = '{}' AND platform_message_id IS NOT NULL",
-                o.id
-            ),
-        ))
-        .await?
-        .and_then(|r| r.try_get::<i64>("", "n").ok())
-        .unwrap_or(0);
+    let kept = {
+        use sea_orm::{ColumnTrait, PaginatorTrait, QueryFilter};
+        message::Entity::find()
+            .filter(message::Column::OrganizationId.eq(o.id))
+            .filter(message::Column::PlatformMessageId.is_not_null())
+            .count(&o.state.db.conn)
+            .await?
+    };
     anyhow::ensure!(kept as usize == n, "{kept} messages kept of {n}");
     // Anchor: as many one-row write transactions.
     o.state
@@ -368,12 +373,13 @@ async fn inbound_rate(o: &Org, n: usize, people: usize) -> anyhow::Result<String
 
 /// Replies through the fake: queued, then sent; and the fake alone as the anchor.
 async fn replies(url: &str, n: usize) -> anyhow::Result<String> {
+    const PNID: &str = "109000000000002";
     use wm_fake_graph::{FakeGraph, FakeGraphOptions, InboundKind, InboundMessage, NumberSpec};
     let fake = FakeGraph::start(FakeGraphOptions::default()).await?;
     fake.register_number(NumberSpec {
         phone_number_id: PNID.into(),
         waba_id: "209000000000001".into(),
-        display_phone_number: "525500000001".into(),
+        display_phone_number: "525500000002".into(),
         access_token: "EAAG-bench".into(),
     });
     let db = Db::connect(url).await?;
@@ -397,7 +403,7 @@ async fn replies(url: &str, n: usize) -> anyhow::Result<String> {
         &state,
         o.id,
         CreatePhoneNumber {
-            number_e164: "+525500000001".into(),
+            number_e164: "+525500000002".into(),
             display_name: "Ventas".into(),
             quality_rating: None,
             platform_phone_number_id: Some(PNID.into()),

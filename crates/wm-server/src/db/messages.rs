@@ -192,12 +192,12 @@ pub async fn page(
 ) -> Result<Vec<message::Model>, DbErr> {
     let mut q = message::Entity::find().filter(message::Column::ConversationId.eq(conversation));
     if let Some((at, id)) = before {
-        q = q.filter(
-            Condition::any().add(message::Column::CreatedAt.lt(at)).add(
-                Condition::all()
-                    .add(message::Column::CreatedAt.eq(at))
-                    .add(message::Column::Id.lt(id)),
-            ),
+        // `created_at <= at` bounds the index range (the OR alone would make both databases
+        // walk every newer message of the thread); the OR then drops the ties at `at`.
+        q = q.filter(message::Column::CreatedAt.lte(at)).filter(
+            Condition::any()
+                .add(message::Column::CreatedAt.lt(at))
+                .add(message::Column::Id.lt(id)),
         );
     }
     q.order_by_desc(message::Column::CreatedAt)

@@ -37,6 +37,7 @@ mod pg;
 mod replicas;
 mod replicas_harness;
 mod replicas_processes;
+mod replies_kill;
 mod reports;
 mod server;
 mod support;
