@@ -27,14 +27,14 @@ use std::time::Instant;
 use axum::body::Body;
 use axum::http::Request;
 use sea_orm::{ConnectionTrait, EntityTrait};
-use wm_server::db::entities::message;
-use wm_types::messages::{MessageDirection, MessageStatus, MessageType};
 use tower::ServiceExt;
 use uuid::Uuid;
 use wm_server::db::Db;
+use wm_server::db::entities::message;
 use wm_server::state::{AppState, Settings};
 use wm_types::campaigns::{CreatePhoneNumber, Inbound};
 use wm_types::enums::{ChannelType, Scope};
+use wm_types::messages::{MessageDirection, MessageStatus, MessageType};
 
 #[path = "../crates/wm-server/tests/it/replicas_harness.rs"]
 mod harness;
@@ -220,7 +220,11 @@ async fn thread_pages(o: &Org, n: usize, reps: usize) -> anyhow::Result<String> 
         .header("authorization", format!("Bearer {}", o.key))
         .body(Body::empty())?;
     let res = router.clone().oneshot(req).await?;
-    let body = Arc::new(axum::body::to_bytes(res.into_body(), usize::MAX).await?.to_vec());
+    let body = Arc::new(
+        axum::body::to_bytes(res.into_body(), usize::MAX)
+            .await?
+            .to_vec(),
+    );
     let bare = axum::Router::new().route(
         "/page",
         axum::routing::get(move || {
