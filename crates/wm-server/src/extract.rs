@@ -326,15 +326,35 @@ path_ids! {
     PhoneNumberId("id") => "Phone number";
 }
 
-/// A `multipart/form-data` body, or a 415 saying what the route takes (`what`): the one way
-/// upload routes read their form.
-pub async fn multipart<S: Send + Sync>(
-    req: axum::extract::Request,
-    state: &S,
-    what: &'static str,
-) -> Result<axum::extract::Multipart, ApiError> {
-    use axum::extract::FromRequest;
-    axum::extract::Multipart::from_request(req, state)
-        .await
-        .map_err(|_| ApiError::business(StatusCode::UNSUPPORTED_MEDIA_TYPE, None, what))
+/// What an upload route's form holds: its 415 message and its documented parts.
+pub trait FormSpec {
+    /// The 415's message for any other body.
+    const WHAT: &'static str;
+    /// The form's JSON Schema (an object of its parts) for the OpenAPI document.
+    fn schema() -> schemars::Schema;
+}
+
+/// A `multipart/form-data` body of the form `F` (any other body is a 415 naming it),
+/// documented as `F` says: the one way upload routes read their form.
+pub struct MultipartForm<F>(pub axum::extract::Multipart, pub PhantomData<F>);
+
+impl<F: FormSpec, S: Send + Sync> FromRequest<S> for MultipartForm<F> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        axum::extract::Multipart::from_request(req, state)
+            .await
+            .map(|m| MultipartForm(m, PhantomData))
+            .map_err(|_| ApiError::business(StatusCode::UNSUPPORTED_MEDIA_TYPE, None, F::WHAT))
+    }
+}
+
+impl<F: FormSpec> OperationInput for MultipartForm<F> {
+    fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
+        set_body(
+            ctx,
+            op,
+            crate::openapi::request_body("multipart/form-data", F::schema()),
+        );
+    }
 }

@@ -1,20 +1,18 @@
 //! `/contacts/imports`: contact import jobs.
 
-use aide::OperationInput;
 use aide::axum::ApiRouter;
 use aide::axum::routing::get_with;
-use aide::generate::GenContext;
-use aide::openapi::Operation;
-use aide::operation::set_body;
-use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
+use axum::extract::{DefaultBodyLimit, State};
 use schemars::json_schema;
 use wm_types::PageQuery;
 use wm_types::common::Page;
 use wm_types::imports::{ContactImport, ImportOptions};
 
-use crate::error::{ApiError, ApiResult};
-use crate::extract::{Authed, ContactsRead, ContactsWrite, ImportId, NoQuery, ValidatedQuery};
-use crate::openapi::{request_body, request_schema};
+use crate::error::ApiResult;
+use crate::extract::{
+    Authed, ContactsRead, ContactsWrite, FormSpec, ImportId, MultipartForm, NoQuery, ValidatedQuery,
+};
+use crate::openapi::request_schema;
 use crate::reply::{Accepted, Json};
 use crate::services::imports as svc;
 use crate::services::imports::upload::MAX_IMPORT_BYTES;
@@ -46,35 +44,22 @@ pub fn router() -> ApiRouter<AppState> {
         )
 }
 
-/// The upload's body: multipart/form-data with an `options` part (JSON) and a `file` part;
-/// any other body is a 415.
-struct Upload(Multipart);
+/// The upload's form: an `options` part (JSON) and a `file` part.
+struct ImportForm;
 
-impl<S: Send + Sync> FromRequest<S> for Upload {
-    type Rejection = ApiError;
+impl FormSpec for ImportForm {
+    const WHAT: &'static str =
+        "Imports are uploaded as multipart/form-data with an options part and a file part.";
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        crate::extract::multipart(
-            req,
-            state,
-            "Imports are uploaded as multipart/form-data with an options part and a file part.",
-        )
-        .await
-        .map(Upload)
-    }
-}
-
-impl OperationInput for Upload {
-    fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
-        let schema = json_schema!({
+    fn schema() -> schemars::Schema {
+        json_schema!({
             "type": "object",
             "properties": {
                 "options": request_schema::<ImportOptions>(),
                 "file": {"type": "string", "contentMediaType": "application/octet-stream"}
             },
             "required": ["file"]
-        });
-        set_body(ctx, op, request_body("multipart/form-data", schema));
+        })
     }
 }
 
@@ -82,7 +67,7 @@ async fn upload(
     State(s): State<AppState>,
     auth: Authed<ContactsWrite>,
     _: NoQuery,
-    Upload(multipart): Upload,
+    MultipartForm(multipart, _): MultipartForm<ImportForm>,
 ) -> ApiResult<Accepted<ContactImport>> {
     let job = svc::upload(&s, &auth, multipart).await?;
     Ok(Accepted(wm_types::imports::ContactImport::from(job)))

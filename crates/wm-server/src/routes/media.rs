@@ -4,21 +4,22 @@
 //! platform (409 while it is being fetched, or when the platform no longer had it), or an
 //! uploaded one.
 
+use aide::OperationOutput;
 use aide::axum::ApiRouter;
 use aide::axum::routing::{get_with, post_with};
 use aide::generate::GenContext;
 use aide::openapi::{Operation, Response, StatusCode as DocStatus};
-use aide::operation::set_body;
-use aide::{OperationInput, OperationOutput};
-use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use schemars::json_schema;
 use wm_types::messages::UploadedMedia;
 
 use crate::error::{ApiError, ApiResult};
-use crate::extract::{Authed, ConversationsRead, ConversationsWrite, MediaId, NoQuery};
-use crate::openapi::{media_type, request_body};
+use crate::extract::{
+    Authed, ConversationsRead, ConversationsWrite, FormSpec, MediaId, MultipartForm, NoQuery,
+};
+use crate::openapi::media_type;
 use crate::reply::Created;
 use crate::services::media::{self, File};
 use crate::state::AppState;
@@ -102,32 +103,18 @@ async fn download(
 /// The largest upload: Meta's largest media (a 100 MB document) and the form around it.
 const MAX_UPLOAD_BYTES: usize = 101 * 1024 * 1024;
 
-/// `POST /media`'s body: multipart/form-data with a `file` part (its Content-Type and file
-/// name are the file's); any other body is a 415.
-struct Upload(Multipart);
+/// `POST /media`'s form: a `file` part (its Content-Type and file name are the file's).
+struct MediaForm;
 
-impl<S: Send + Sync> FromRequest<S> for Upload {
-    type Rejection = ApiError;
+impl FormSpec for MediaForm {
+    const WHAT: &'static str = "Media is uploaded as multipart/form-data with a file part.";
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        crate::extract::multipart(
-            req,
-            state,
-            "Media is uploaded as multipart/form-data with a file part.",
-        )
-        .await
-        .map(Upload)
-    }
-}
-
-impl OperationInput for Upload {
-    fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
-        let schema = json_schema!({
+    fn schema() -> schemars::Schema {
+        json_schema!({
             "type": "object",
             "properties": {"file": {"type": "string", "contentMediaType": "application/octet-stream"}},
             "required": ["file"]
-        });
-        set_body(ctx, op, request_body("multipart/form-data", schema));
+        })
     }
 }
 
@@ -135,7 +122,7 @@ async fn upload(
     State(s): State<AppState>,
     auth: Authed<ConversationsWrite>,
     _: NoQuery,
-    Upload(mut form): Upload,
+    MultipartForm(mut form, _): MultipartForm<MediaForm>,
 ) -> ApiResult<Created<UploadedMedia>> {
     let unreadable = |e: axum::extract::multipart::MultipartError| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
