@@ -173,23 +173,9 @@ async fn account(state: &AppState, m: &media::Model) -> Result<PlatformAccount, 
         .await
         .map_err(|e| later(e.to_string()))?
         .ok_or_else(|| FetchError::Gone("the business number was deleted".into()))?;
-    let (Some(platform_id), Some(sealed)) =
-        (number.platform_phone_number_id, number.access_token_enc)
-    else {
-        return Err(later(
-            "the number has no platform account or access token".into(),
-        ));
-    };
-    let key = state
-        .secret_key
-        .as_ref()
-        .ok_or_else(|| later("the server has no WM_SECRET_KEY to read the token".into()))?;
-    let access_token = key
-        .decrypt(&sealed)
-        .map_err(|e| later(format!("the number's token cannot be read: {e}")))?;
-    Ok(PlatformAccount {
-        phone_number_id: platform_id,
-        access_token,
+    // The same account the number's sends use (its token decrypted, a failure logged).
+    crate::worker::dispatch::account(state, &number).ok_or_else(|| {
+        later("the number has no platform account, or its token cannot be read".into())
     })
 }
 

@@ -85,7 +85,12 @@ pub async fn record_inbound(
         }),
         None => None,
     };
-    let media_id = c.media.as_ref().map(|_| Uuid::now_v7());
+    // A file is fetched from the platform it came through: none, no media row.
+    let media_id = c
+        .media
+        .as_ref()
+        .filter(|_| r.platform.is_some())
+        .map(|_| Uuid::now_v7());
     let stored = Stored {
         platform_type: (c.kind == wm_types::messages::MessageType::Unsupported)
             .then(|| c.platform_type.clone()),
