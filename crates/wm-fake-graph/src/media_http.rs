@@ -103,6 +103,20 @@ fn authorize(
     }
 }
 
+/// [`authorize`] with the token (header or `access_token`) and the `phone_number_id`
+/// filter read from the request.
+fn authorize_request(
+    fake: &FakeGraph,
+    headers: &HeaderMap,
+    query: Option<&str>,
+    media_id: &str,
+    method: &str,
+) -> Result<(), GraphError> {
+    let token = request_token(headers, query_param(query, "access_token").as_deref());
+    let filter = query_param(query, "phone_number_id");
+    authorize(fake, token.as_deref(), media_id, filter.as_deref(), method)
+}
+
 /// `GET /{version}/{media-id}`: a fresh download URL plus the file's metadata.
 /// `file_size` is a JSON number, as live responses carry it (the reference's example
 /// quotes it; clients should accept both).
@@ -117,10 +131,7 @@ pub(crate) async fn retrieve(
         return unknown_path(uri).await;
     }
     fake.shared.media().stats.retrievals += 1;
-    let q = query.as_deref();
-    let token = request_token(&headers, query_param(q, "access_token").as_deref());
-    let filter = query_param(q, "phone_number_id");
-    if let Err(e) = authorize(&fake, token.as_deref(), &media_id, filter.as_deref(), "get") {
+    if let Err(e) = authorize_request(&fake, &headers, query.as_deref(), &media_id, "get") {
         return e.into_response();
     }
     let mut media = fake.shared.media();
@@ -155,16 +166,7 @@ pub(crate) async fn delete(
     if !is_version(&version) {
         return unknown_path(uri).await;
     }
-    let q = query.as_deref();
-    let token = request_token(&headers, query_param(q, "access_token").as_deref());
-    let filter = query_param(q, "phone_number_id");
-    if let Err(e) = authorize(
-        &fake,
-        token.as_deref(),
-        &media_id,
-        filter.as_deref(),
-        "delete",
-    ) {
+    if let Err(e) = authorize_request(&fake, &headers, query.as_deref(), &media_id, "delete") {
         return e.into_response();
     }
     let mut media = fake.shared.media();
