@@ -37,9 +37,9 @@ fi
 echo "==> npm ci in .ci/stripe (node $(node --version), npm $(npm --version))"
 (cd .ci/stripe && npm ci --no-audit --no-fund --loglevel=error)
 
-echo "==> cargo build -p wm-examples --example webhook_fixtures"
-cargo build -p wm-examples --example webhook_fixtures
-fixtures() { cargo run --quiet -p wm-examples --example webhook_fixtures -- "$@"; }
+echo "==> cargo build --workspace --examples (the features the test run built with: no second copy of the dependencies)"
+cargo build -q --workspace --examples
+fixtures() { target/debug/examples/webhook_fixtures "$@"; }
 stripe_check() { node .ci/stripe/check.js "$@"; }
 
 WORK=$(mktemp -d)
