@@ -331,7 +331,7 @@ async fn inbound_rate(o: &Org, n: usize, people: usize) -> anyhow::Result<String
     let t = Instant::now();
     let mut applied = 0;
     loop {
-        let k = wm_server::services::platform::apply_pending(&o.state, None).await?;
+        let k = wm_server::services::platform::apply_pending(&o.state).await?;
         if k == 0 {
             break;
         }

@@ -258,6 +258,54 @@ fn statuses_body(number: &NumberSpec, statuses: Vec<Value>) -> Vec<u8> {
     serde_json::to_vec(&messages_envelope(number, fields)).unwrap_or_default()
 }
 
+impl FakeGraph {
+    /// The webhook the platform would post for one status (`sent`, `delivered`, `read`) of
+    /// an accepted message, signed with the configured app secret, without posting it: the
+    /// body and its `X-Hub-Signature-256`. For load generators that post the platform's
+    /// statuses themselves, at the rate and concurrency they choose.
+    pub fn status_webhook(&self, wamid: &str, status: &str) -> anyhow::Result<(Vec<u8>, String)> {
+        let Some(config) = self.webhook_config() else {
+            anyhow::bail!("no webhook is configured on the fake");
+        };
+        let Some(msg) = self.message(wamid) else {
+            anyhow::bail!("no accepted message has the id {wamid}");
+        };
+        let (number, category) = {
+            let inner = self.shared.lock();
+            let Some(number) = inner.numbers.get(&msg.phone_number_id) else {
+                anyhow::bail!("unknown phone_number_id {}", msg.phone_number_id);
+            };
+            let category = msg
+                .template_name
+                .as_ref()
+                .and_then(|name| {
+                    inner.wabas.get(&msg.waba_id)?.templates.iter().find(|t| {
+                        &t.spec.name == name && Some(&t.spec.language) == msg.language.as_ref()
+                    })
+                })
+                .map_or_else(
+                    || "service".to_owned(),
+                    |t| t.spec.category.to_ascii_lowercase(),
+                );
+            (number.spec.clone(), category)
+        };
+        let ts = msg.at.timestamp();
+        let acc = Accepted {
+            msg,
+            number,
+            category,
+            async_error: None,
+            ambiguity: None,
+        };
+        let body = statuses_body(
+            &acc.number,
+            vec![status_value(&acc, status, ts, &config.statuses)],
+        );
+        let signature = sign(&config.app_secret, &body);
+        Ok((body, signature))
+    }
+}
+
 async fn deliver_statuses(
     fake: &FakeGraph,
     config: &WebhookConfig,

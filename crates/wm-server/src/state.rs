@@ -128,6 +128,8 @@ pub struct Inner {
     pub campaign_wake: tokio::sync::Notify,
     /// Wakes the platform-webhook applier when a webhook was kept.
     pub intake_wake: tokio::sync::Notify,
+    /// The platform intake's group commit: webhook bodies kept many per transaction.
+    pub intake_commit: crate::services::platform::GroupCommit,
     /// Wakes the media fetcher when a message with media was kept.
     pub media_wake: tokio::sync::Notify,
     /// Wakes the reply sender when a reply was queued.
@@ -196,6 +198,7 @@ impl AppState {
             provider,
             campaign_wake: tokio::sync::Notify::new(),
             intake_wake: tokio::sync::Notify::new(),
+            intake_commit: Default::default(),
             imports_wake: tokio::sync::Notify::new(),
             media_wake: tokio::sync::Notify::new(),
             reply_wake: tokio::sync::Notify::new(),

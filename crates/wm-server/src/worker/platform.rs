@@ -10,7 +10,7 @@ use crate::state::AppState;
 pub async fn applier(state: AppState, cancel: tokio_util::sync::CancellationToken) {
     loop {
         loop {
-            match platform::apply_pending(&state, None).await {
+            match platform::apply_pending(&state).await {
                 Ok(0) => break,
                 Ok(_) => {}
                 Err(e) => {

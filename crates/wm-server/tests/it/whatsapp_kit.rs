@@ -121,7 +121,7 @@ impl Wa {
         use wm_server::db::entities::platform_event;
         self.fake.wait_webhooks_idle(Duration::from_secs(10)).await;
         for _ in 0..250 {
-            wm_server::services::platform::apply_pending(&self.app.state, None)
+            wm_server::services::platform::apply_pending(&self.app.state)
                 .await
                 .expect("apply platform events");
             let left = platform_event::Entity::find()

@@ -98,7 +98,7 @@ async fn an_inbound_message_that_fails_is_applied_on_retry_exactly_once() {
     refuse_new_conversations(&wa.app, true).await;
     let posted = reply(&wa, &from, Some(&wamids[0])).await;
     // Acknowledged, kept, and its application fails: nothing of it is in.
-    wm_server::services::platform::apply_pending(&wa.app.state, None)
+    wm_server::services::platform::apply_pending(&wa.app.state)
         .await
         .unwrap();
     assert_eq!(replied(&org, &c[0]).await, 0);

@@ -9,12 +9,8 @@
 //! twice; and an event whose application fails is not marked processed but applied again
 //! when its claim lapses, so nothing is lost to a passing failure.
 
-use crate::db::Unique;
 use sea_orm::sea_query::Expr;
-use sea_orm::{
-    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
 use uuid::Uuid;
 use wm_core::campaigns::{Action, Facts, transition};
 use wm_types::campaigns::CampaignStatus;
@@ -22,7 +18,6 @@ use wm_types::campaigns::CampaignStatus;
 use crate::db::entities::{
     campaign, phone_number, platform_event, platform_inbound_seen, template,
 };
-use crate::error::ApiResult;
 use crate::services::inbound;
 use crate::services::sending::{self, receipts as statuses};
 use crate::state::AppState;
@@ -35,84 +30,22 @@ pub const CLAIM_MS: i64 = 15_000;
 /// and the retention of what [`purge`] forgets (7 days).
 const GIVE_UP_MS: i64 = 7 * 24 * 3_600_000;
 
-/// Keeps a verified webhook body; returns its id.
-pub async fn keep(state: &AppState, provider: &str, payload: String) -> ApiResult<Uuid> {
-    let id = Uuid::now_v7();
-    let txn = state.db.write().await?;
-    platform_event::Entity::insert(platform_event::ActiveModel {
-        id: Set(id),
-        provider: Set(provider.to_owned()),
-        payload: Set(payload),
-        received_at: Set(state.now_ms()),
-        claimed_until: Set(None),
-        processed_at: Set(None),
-    })
-    .exec_without_returning(&*txn)
-    .await?;
-    txn.commit().await?;
-    Ok(id)
+mod batch;
+mod keep;
+
+pub use batch::{BATCH, apply_pending};
+pub use keep::{GroupCommit, keep};
+
+/// A kept webhook, read.
+pub(crate) enum Parsed {
+    /// Its events, with the name of the platform that sent them.
+    Events(&'static str, Vec<PlatformEvent>),
+    /// Not readable (logged): done with, as nothing can come of it.
+    Unreadable,
 }
 
-/// Applies kept events not applied yet (the one just received, or any a crash left);
-/// returns how many were applied.
-pub async fn apply_pending(state: &AppState, only: Option<Uuid>) -> anyhow::Result<usize> {
-    let now = state.now_ms();
-    let mut q = platform_event::Entity::find()
-        .select_only()
-        .column(platform_event::Column::Id)
-        .filter(platform_event::Column::ProcessedAt.is_null())
-        .filter(
-            Condition::any()
-                .add(platform_event::Column::ClaimedUntil.is_null())
-                .add(platform_event::Column::ClaimedUntil.lte(now)),
-        )
-        .order_by_asc(platform_event::Column::ReceivedAt)
-        .limit(200);
-    if let Some(id) = only {
-        q = q.filter(platform_event::Column::Id.eq(id));
-    }
-    let ids: Vec<Uuid> = q.into_tuple().all(&state.db.conn).await?;
-    let mut applied = 0;
-    for id in ids {
-        if apply_one(state, id).await? {
-            applied += 1;
-        }
-    }
-    Ok(applied)
-}
-
-async fn apply_one(state: &AppState, id: Uuid) -> anyhow::Result<bool> {
-    let now = state.now_ms();
-    // Claim it, so two workers (or a worker and the request) don't apply it at once.
-    let claimed = {
-        let txn = state.db.write().await?;
-        let n = platform_event::Entity::update_many()
-            .col_expr(
-                platform_event::Column::ClaimedUntil,
-                Expr::val(now + CLAIM_MS),
-            )
-            .filter(platform_event::Column::Id.eq(id))
-            .filter(platform_event::Column::ProcessedAt.is_null())
-            .filter(
-                Condition::any()
-                    .add(platform_event::Column::ClaimedUntil.is_null())
-                    .add(platform_event::Column::ClaimedUntil.lte(now)),
-            )
-            .exec(&*txn)
-            .await?
-            .rows_affected;
-        txn.commit().await?;
-        n == 1
-    };
-    if !claimed {
-        return Ok(false);
-    }
-    let Some(row) = platform_event::Entity::find_by_id(id)
-        .unique(&state.db.conn)
-        .await?
-    else {
-        return Ok(false);
-    };
+/// Reads a kept webhook with its platform's intake.
+pub(crate) fn parse(state: &AppState, row: &platform_event::Model) -> Parsed {
     let parsed = match state.intake(&row.provider) {
         Some(intake) => intake
             .parse(row.payload.as_bytes())
@@ -122,31 +55,53 @@ async fn apply_one(state: &AppState, id: Uuid) -> anyhow::Result<bool> {
             row.provider
         )),
     };
-    let applied = match parsed {
-        Ok((provider, events)) => apply_events(state, provider, events).await,
+    match parsed {
+        Ok((provider, events)) => Parsed::Events(provider, events),
         Err(e) => {
-            tracing::warn!(event = %id, error = %e, "a platform webhook could not be read");
-            Ok(())
+            tracing::warn!(event = %row.id, error = %e, "a platform webhook could not be read");
+            Parsed::Unreadable
         }
+    }
+}
+
+/// Applies one claimed webhook on its own and marks it done; `false` when it failed and
+/// is left claimed, to be applied again once the claim lapses (what was applied already
+/// is not applied twice), until the platform itself has stopped redelivering.
+pub(crate) async fn apply_claimed(
+    state: &AppState,
+    row: &platform_event::Model,
+    parsed: Parsed,
+) -> anyhow::Result<bool> {
+    let applied = match parsed {
+        Parsed::Events(provider, events) => apply_events(state, provider, events).await,
+        Parsed::Unreadable => Ok(()),
     };
     if let Err(e) = applied {
-        // Left claimed: applied again once the claim lapses (what was applied already
-        // is not applied twice), until the platform itself has stopped redelivering.
-        if row.received_at > now - GIVE_UP_MS {
-            tracing::warn!(event = %id, error = %format!("{e:#}"), "a platform webhook was not applied; it is retried");
+        if row.received_at > state.now_ms() - GIVE_UP_MS {
+            tracing::warn!(event = %row.id, error = %format!("{e:#}"), "a platform webhook was not applied; it is retried");
             return Ok(false);
         }
-        tracing::error!(event = %id, error = %format!("{e:#}"), "a platform webhook could not be applied for days; given up");
+        tracing::error!(event = %row.id, error = %format!("{e:#}"), "a platform webhook could not be applied for days; given up");
     }
-    platform_event::Entity::update_many()
-        .col_expr(
-            platform_event::Column::ProcessedAt,
-            Expr::val(state.now_ms()),
-        )
-        .filter(platform_event::Column::Id.eq(id))
-        .exec(&state.db.conn)
-        .await?;
+    mark_processed(&state.db.conn, [row.id], state.now_ms()).await?;
     Ok(true)
+}
+
+/// Marks kept webhooks applied.
+pub(crate) async fn mark_processed(
+    conn: &impl ConnectionTrait,
+    ids: impl IntoIterator<Item = Uuid>,
+    now: i64,
+) -> Result<(), sea_orm::DbErr> {
+    let ids: Vec<Uuid> = ids.into_iter().collect();
+    for chunk in ids.chunks(500) {
+        platform_event::Entity::update_many()
+            .col_expr(platform_event::Column::ProcessedAt, Expr::val(now))
+            .filter(platform_event::Column::Id.is_in(chunk.to_vec()))
+            .exec(conn)
+            .await?;
+    }
+    Ok(())
 }
 
 async fn apply_events(
@@ -180,7 +135,7 @@ pub async fn purge(conn: &impl ConnectionTrait, cutoff: i64) -> Result<(), sea_o
 }
 
 /// The sender number the platform means by its phone number id.
-async fn number_by_platform_id(
+pub(crate) async fn number_by_platform_id(
     conn: &impl ConnectionTrait,
     platform_id: &str,
 ) -> Result<Option<phone_number::Model>, sea_orm::DbErr> {

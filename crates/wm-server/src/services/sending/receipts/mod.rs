@@ -10,7 +10,8 @@
 //! known yet is kept in `pending_statuses` and applied once its send is recorded: a receipt
 //! is never dropped.
 //!
-//! A reply marks the campaign message it answers REPLIED ([`mark_replied`]).
+//! A reply marks the campaign message it answers REPLIED ([`mark_replied`]). A burst of
+//! statuses is applied together by [`apply_many`], with the outcome of one at a time.
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -24,6 +25,10 @@ use wm_types::Timestamp;
 use wm_types::campaigns::LedgerKind;
 use wm_types::enums::RecipientStatus;
 use wm_types::events::{CampaignRepliedData, EventKind};
+
+mod grouped;
+
+pub use grouped::apply_many;
 
 use crate::db::Unique;
 use crate::db::entities::{pending_status, recipient};
