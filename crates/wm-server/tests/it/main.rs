@@ -51,6 +51,7 @@ mod webhooks_ssrf;
 mod whatsapp;
 mod whatsapp_answers;
 mod whatsapp_answers_once;
+mod whatsapp_batches;
 mod whatsapp_intake;
 mod whatsapp_kit;
 mod whatsapp_messages;
