@@ -28,6 +28,7 @@ mod db_writes;
 mod events;
 mod identities;
 mod imports;
+mod intake_kill;
 mod kit;
 mod lookups;
 mod notes_timeline;

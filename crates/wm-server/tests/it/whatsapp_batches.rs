@@ -277,3 +277,76 @@ async fn a_batch_of_statuses_gives_what_they_give_one_at_a_time() {
         ],
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_share_a_backlog_and_apply_each_webhook_once() {
+    use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+    use wm_server::db::entities::{pending_status, platform_event};
+    let wa = Wa::start(StatusOptions {
+        enabled: false,
+        ..Default::default()
+    })
+    .await;
+    let org = wa.app.org().await;
+    crate::whatsapp_kit::number(&org).await;
+    // More webhooks than one claim takes, each a status of a message wm has not recorded
+    // yet: each is kept for later exactly once, so a webhook applied twice shows.
+    let n = wm_server::services::platform::BATCH as usize * 2 + 150;
+    let bodies: Vec<Vec<u8>> = (0..n)
+        .map(|i| {
+            let wamid = format!("wamid.HBgNNTIxNTUxMjAwMDAwORUCABEYEjAw{i:08}AA==");
+            status(
+                &wamid,
+                "5215512000001",
+                None,
+                "delivered",
+                1_790_000_000 + i as i64,
+            )
+        })
+        .collect();
+    let posted = futures::future::join_all(bodies.into_iter().map(|body| {
+        let signature = sign(WA_SECRET, &body);
+        wa.fake.post_raw(body, Some(signature))
+    }))
+    .await;
+    assert!(
+        posted
+            .iter()
+            .all(|p| p.as_ref().unwrap().last_status == Some(200))
+    );
+    let db = &wa.app.state.db.conn;
+    let waiting = platform_event::Entity::find()
+        .filter(platform_event::Column::ProcessedAt.is_null())
+        .count(db)
+        .await
+        .unwrap();
+    assert_eq!(waiting as usize, n, "nothing applied them yet");
+    // Two replicas' appliers on the same backlog at once.
+    let other = wa.app.replica();
+    let drain = |state: wm_server::state::AppState| async move {
+        let mut taken = 0;
+        loop {
+            match wm_server::services::platform::apply_pending(&state)
+                .await
+                .unwrap()
+            {
+                0 => return taken,
+                k => taken += k,
+            }
+        }
+    };
+    let (a, b) = tokio::join!(
+        tokio::spawn(drain(wa.app.state.clone())),
+        tokio::spawn(drain(other.state.clone()))
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a + b, n, "each webhook taken once ({a} + {b})");
+    let kept = pending_status::Entity::find().count(db).await.unwrap();
+    assert_eq!(kept as usize, n);
+    let left = platform_event::Entity::find()
+        .filter(platform_event::Column::ProcessedAt.is_null())
+        .count(db)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+}

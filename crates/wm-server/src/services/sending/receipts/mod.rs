@@ -115,7 +115,19 @@ pub async fn apply(
     Ok(applied)
 }
 
+/// Keeps a status for a message not recorded yet; the platform's redelivery of one already
+/// kept is kept once.
 async fn keep(conn: &impl ConnectionTrait, u: &StatusUpdate, now: i64) -> Result<(), DbErr> {
+    let mut same = pending_status::Entity::find()
+        .filter(pending_status::Column::ProviderMessageId.eq(u.provider_message_id.clone()))
+        .filter(pending_status::Column::Status.eq(u.status));
+    same = match u.at_ms {
+        Some(at) => same.filter(pending_status::Column::AtMs.eq(at)),
+        None => same.filter(pending_status::Column::AtMs.is_null()),
+    };
+    if same.one(conn).await?.is_some() {
+        return Ok(());
+    }
     pending_status::Entity::insert(pending_status::ActiveModel {
         id: Set(Uuid::now_v7()),
         provider_message_id: Set(u.provider_message_id.clone()),
