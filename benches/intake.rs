@@ -15,7 +15,9 @@
 //! cargo bench -p wm-benches --bench intake                                   # SQLite
 //! WM_BENCH_DATABASE_URL=postgres://… cargo bench -p wm-benches --bench intake  # PostgreSQL
 //! ```
-//! `WM_SERVER_BIN` points at another binary (default `target/release/wm-server`).
+//! `WM_SERVER_BIN` points at another binary (default `target/release/wm-server`);
+//! `SUBSCRIBED=1` subscribes a local receiver to `message.sent`, so every status that moves a
+//! message is also announced (and delivered) as an event.
 
 #[path = "../crates/wm-server/tests/it/replicas_harness.rs"]
 mod harness;
@@ -163,6 +165,7 @@ async fn main() -> anyhow::Result<()> {
         "contacts:write",
         "campaigns:read",
         "campaigns:write",
+        "webhooks:write",
     ];
     let (_, k) = call(
         &http,
@@ -189,6 +192,20 @@ async fn main() -> anyhow::Result<()> {
         .as_str()
         .unwrap_or_default()
         .to_owned();
+    let subscribed = std::env::var("SUBSCRIBED").is_ok_and(|v| v == "1");
+    if subscribed {
+        let sink =
+            serve(axum::Router::new().route("/hook", axum::routing::post(|| async { "ok" }))).await;
+        let (s, w) = call(
+            &http,
+            post.clone(),
+            format!("{base}/webhooks"),
+            &key,
+            Some(json!({"url": format!("{sink}/hook"), "events": ["message.sent"]})),
+        )
+        .await;
+        anyhow::ensure!(s == 201, "webhook: {w}");
+    }
     let created = futures::stream::iter(0..n)
         .map(|i| {
             let (http, base, key) = (http.clone(), base.clone(), key.clone());
@@ -333,8 +350,13 @@ async fn main() -> anyhow::Result<()> {
     let insert_rate = f64::from(inserts) / t.elapsed().as_secs_f64();
 
     println!(
-        "\nwm webhook intake — {kind}, {} cores, {statuses} status POSTs ({n} messages × delivered, read) from {conns} connections\n",
-        std::thread::available_parallelism().map_or(0, |n| n.get())
+        "\nwm webhook intake — {kind}, {} cores, {statuses} status POSTs ({n} messages × delivered, read) from {conns} connections{}\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        if subscribed {
+            ", message.sent subscribed"
+        } else {
+            ""
+        }
     );
     println!(
         "answered: {rate:.0} POSTs/s, p50 {:.1} ms, p99 {:.1} ms, {refused} refused   (anchor bare axum: {bare_rate:.0} POSTs/s, p50 {:.1} ms, p99 {:.1} ms)",

@@ -340,6 +340,42 @@ pub async fn announce_recipient(
     }
 }
 
+/// `message.sent` for the campaign messages of `recipients` (in that order), if a webhook
+/// takes it: what a batch of statuses moved, announced with a few queries rather than a few
+/// per message.
+pub async fn announce_recipients(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    recipients: &[Uuid],
+    now: i64,
+) -> Result<(), DbErr> {
+    if recipients.is_empty() || !outbox::wanted(conn, org, EventKind::MessageSent).await? {
+        return Ok(());
+    }
+    let rows = message::Entity::find()
+        .filter(message::Column::RecipientId.is_in(recipients.to_vec()))
+        .all(conn)
+        .await?;
+    let mut by_recipient: std::collections::HashMap<Uuid, message::Model> = rows
+        .into_iter()
+        .filter_map(|m| Some((m.recipient_id?, m)))
+        .collect();
+    let ordered: Vec<message::Model> = recipients
+        .iter()
+        .filter_map(|r| by_recipient.remove(r))
+        .collect();
+    let data: Vec<MessageEventData> = views::messages::load(conn, ordered)
+        .await?
+        .into_iter()
+        .map(|message| MessageEventData {
+            organization_id: org,
+            message,
+        })
+        .collect();
+    outbox::push_many(conn, org, EventKind::MessageSent, &data, now).await?;
+    Ok(())
+}
+
 /// `message.received` or `message.sent` of a message row (its current status), if a webhook
 /// takes it.
 pub async fn announce(

@@ -263,10 +263,20 @@ impl Wave {
                 super::remember_message_id(conn, r.id, &u.provider_message_id).await?;
             }
         }
-        // `message.sent` for each move, in the statuses' order.
-        for (r, _) in &items {
-            if moved.contains(&r.id) && wanted.sent(conn, r.org).await? {
-                crate::services::messages::announce_recipient(conn, r.org, r.id, now).await?;
+        // `message.sent` for each move, in the statuses' order, per organisation.
+        let mut announced: Vec<(Uuid, Vec<Uuid>)> = Vec::new();
+        for (r, _) in items.iter().filter(|(r, _)| moved.contains(&r.id)) {
+            if !wanted.sent(conn, r.org).await? {
+                continue;
+            }
+            match announced.iter_mut().find(|(org, _)| *org == r.org) {
+                Some((_, ids)) => ids.push(r.id),
+                None => announced.push((r.org, vec![r.id])),
+            }
+        }
+        for (org, ids) in announced {
+            for chunk in ids.chunks(CHUNK) {
+                crate::services::messages::announce_recipients(conn, org, chunk, now).await?;
             }
         }
         Ok(moved.len())
