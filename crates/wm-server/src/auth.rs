@@ -96,8 +96,9 @@ pub async fn api_key_auth(State(state): State<AppState>, mut req: Request, next:
         Err(e) => return ApiError::from(e).into_response(),
     };
     let mut response = if decision.allowed {
+        let key_id = ctx.key_id;
         req.extensions_mut().insert(ctx);
-        next.run(req).await
+        crate::idempotency::guard(&state, key_id, req, next).await
     } else {
         crate::observe::metrics::rate_limited();
         let mut r = ApiError::business(
@@ -130,7 +131,8 @@ pub async fn admin_auth(State(state): State<AppState>, req: Request, next: Next)
     };
     let expected = state.settings.admin_token.as_bytes();
     if constant_time_eq(token.as_bytes(), expected) {
-        return next.run(req).await;
+        // The operator's Idempotency-Keys are a scope of their own.
+        return crate::idempotency::guard(&state, uuid::Uuid::nil(), req, next).await;
     }
     match lookup(&state, token).await {
         Ok(Some(_)) => ApiError::business(

@@ -43,6 +43,7 @@ pub mod db;
 pub mod demo;
 pub mod error;
 pub mod extract;
+pub mod idempotency;
 pub mod keys;
 pub mod listener;
 pub mod media;

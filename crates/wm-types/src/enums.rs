@@ -135,5 +135,7 @@ wire_enum!(
         PhoneNumberNotOwned = "PHONE_NUMBER_NOT_OWNED",
         AdminTokenInvalid = "ADMIN_TOKEN_INVALID",
         ConversationWindowClosed = "CONVERSATION_WINDOW_CLOSED",
+        IdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED",
+        IdempotencyKeyInUse = "IDEMPOTENCY_KEY_IN_USE",
     }
 );

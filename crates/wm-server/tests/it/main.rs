@@ -26,6 +26,7 @@ mod conversations_messages;
 mod db_reader;
 mod db_writes;
 mod events;
+mod idempotency;
 mod identities;
 mod imports;
 mod intake_kill;

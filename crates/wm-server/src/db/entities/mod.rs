@@ -15,6 +15,7 @@ pub mod contact_import_chunk;
 pub mod contact_tag;
 pub mod conversation;
 pub mod deal;
+pub mod idempotency_key;
 pub mod identity;
 pub mod ledger_entry;
 pub mod lifecycle_stage;

@@ -23,6 +23,7 @@ mod m0013_tallies;
 mod m0014_audience_tallies;
 mod m0015_ledger_order;
 mod m0016_messages;
+mod m0017_idempotency;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -47,6 +48,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0014_audience_tallies::Migration),
             Box::new(m0015_ledger_order::Migration),
             Box::new(m0016_messages::Migration),
+            Box::new(m0017_idempotency::Migration),
         ]
     }
 }

@@ -436,6 +436,7 @@ impl WebhookWorker {
         txn.commit().await?;
         let now = self.state.now_ms();
         crate::rate_limit::shared::sweep(&self.state.db.conn, now).await?;
+        crate::idempotency::purge(&self.state.db.conn, now).await?;
         // Uploads cut short an hour ago will not become jobs.
         crate::db::imports::purge_orphan_chunks(&self.state.db.conn, now - 3_600_000).await?;
         Ok(gone)

@@ -1,0 +1,317 @@
+//! `Idempotency-Key` on POSTs (the IETF draft "The Idempotency-Key HTTP Header Field", as
+//! Stripe has long done it): a client that timed out on `POST /campaigns/{id}/send` or
+//! `POST /contacts` sends the same request again with the same key and gets the first
+//! answer again (`Idempotent-Replayed: true`) instead of a second charge or a duplicate.
+//!
+//! Keys belong to the API key that sent them (the operator token has its own), hold 24
+//! hours and are kept in the database (`idempotency_keys`), so they hold across replicas and
+//! restarts. The same key with another request (method, path, query or body; a multipart
+//! body's boundary aside) is `422 IDEMPOTENCY_KEY_REUSED`; a request while the first with
+//! its key still runs is `409 IDEMPOTENCY_KEY_IN_USE`. What the request never really did is
+//! not kept, so it may be sent again with the key: a 5xx, a 401, a 403 and a 429, and an
+//! answer given before the body was read. A process that dies mid-request leaves its key
+//! to the next request after [`LEASE_MS`].
+
+mod fingerprint;
+
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use sea_orm::ActiveValue::Set;
+use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+use uuid::Uuid;
+use wm_types::enums::ErrorCode;
+
+use crate::db::entities::idempotency_key as row;
+use crate::error::ApiError;
+use crate::state::AppState;
+use fingerprint::Fingerprint;
+
+/// The request header.
+pub const HEADER: &str = "idempotency-key";
+/// The response header of an answer given again.
+pub const REPLAYED: &str = "idempotent-replayed";
+/// The longest key.
+pub const MAX_KEY: usize = 255;
+/// How long a key holds its answer.
+pub const TTL_MS: i64 = 24 * 3_600_000;
+/// How long a running request holds its key: after that, a process that died mid-request
+/// no longer blocks it.
+pub const LEASE_MS: i64 = 120_000;
+/// The largest body read to compare a repeated request (the largest any route takes).
+const MAX_BODY: usize = crate::services::imports::upload::MAX_IMPORT_BYTES;
+
+/// What a key says about a request.
+enum Begin {
+    /// New (or free again): run it.
+    Run,
+    /// Answered before: give the answer again if the request is the same.
+    Answered(row::Model),
+    /// Still running elsewhere.
+    Running,
+}
+
+/// Runs a POST with an `Idempotency-Key` at most once per key of `scope` (the API key's id,
+/// or nil for the operator); any other request passes straight on.
+pub async fn guard(state: &AppState, scope: Uuid, req: Request, next: Next) -> Response {
+    if req.method() != Method::POST {
+        return next.run(req).await;
+    }
+    let Some(raw) = req.headers().get(HEADER) else {
+        return next.run(req).await;
+    };
+    let key = match raw.to_str() {
+        Ok(k)
+            if !k.is_empty()
+                && k.len() <= MAX_KEY
+                && k.bytes().all(|b| b.is_ascii_graphic() || b == b' ') =>
+        {
+            k.to_owned()
+        }
+        _ => {
+            return ApiError::invalid(format!(
+                "the Idempotency-Key header must be 1 to {MAX_KEY} visible ASCII characters"
+            ))
+            .into_response();
+        }
+    };
+    let (parts, body) = req.into_parts();
+    let mut print = Fingerprint::new(&parts);
+    let begun = begin(state, scope, &key, &parts, state.now_ms()).await;
+    match begun {
+        Err(e) => e.into_response(),
+        Ok(Begin::Running) => ApiError::business(
+            StatusCode::CONFLICT,
+            Some(ErrorCode::IdempotencyKeyInUse),
+            "A request with this Idempotency-Key is still running; try again shortly.",
+        )
+        .into_response(),
+        Ok(Begin::Answered(answer)) => {
+            if fingerprint::drain(body, &mut print, MAX_BODY)
+                .await
+                .is_err()
+            {
+                return ApiError::invalid("the request body could not be read").into_response();
+            }
+            if print.digest().as_deref() != Some(answer.fingerprint.as_str()) {
+                return reused().into_response();
+            }
+            replay(answer)
+        }
+        Ok(Begin::Run) => {
+            let print = Arc::new(Mutex::new(print));
+            let req = Request::from_parts(parts, fingerprint::hashed(body, print.clone()));
+            let response = next.run(req).await;
+            let digest = print
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .digest();
+            finish(state, scope, &key, digest, response).await
+        }
+    }
+}
+
+fn reused() -> ApiError {
+    ApiError::business(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        Some(ErrorCode::IdempotencyKeyReused),
+        "This Idempotency-Key was used with another request.",
+    )
+}
+
+fn by_key(scope: Uuid, key: &str) -> sea_orm::Select<row::Entity> {
+    row::Entity::find()
+        .filter(row::Column::Scope.eq(scope))
+        .filter(row::Column::IdempotencyKey.eq(key))
+}
+
+/// Takes the key for this request, or says what holds it.
+async fn begin(
+    state: &AppState,
+    scope: Uuid,
+    key: &str,
+    parts: &axum::http::request::Parts,
+    now: i64,
+) -> Result<Begin, ApiError> {
+    let txn = state.db.write().await?;
+    let taken = row::Entity::insert(row::ActiveModel {
+        scope: Set(scope),
+        idempotency_key: Set(key.to_owned()),
+        fingerprint: Set(String::new()),
+        method: Set(parts.method.as_str().to_owned()),
+        path: Set(parts.uri.path().to_owned()),
+        status_code: Set(None),
+        content_type: Set(None),
+        body: Set(None),
+        locked_until: Set(Some(now + LEASE_MS)),
+        created_at: Set(now),
+    })
+    .on_conflict(
+        OnConflict::columns([row::Column::Scope, row::Column::IdempotencyKey])
+            .do_nothing()
+            .to_owned(),
+    )
+    .exec_without_returning(&*txn)
+    .await?;
+    let begun = if taken == 1 {
+        Begin::Run
+    } else {
+        match by_key(scope, key).one(&*txn).await? {
+            // Forgotten between the two statements: taken by whoever wrote it again.
+            None => Begin::Running,
+            Some(held) => take_over(&*txn, held, now).await?,
+        }
+    };
+    txn.commit().await?;
+    Ok(begun)
+}
+
+/// A key already written: its answer, or the key itself when it expired or its request
+/// died (taken only if nobody took it first).
+async fn take_over(
+    conn: &impl ConnectionTrait,
+    held: row::Model,
+    now: i64,
+) -> Result<Begin, ApiError> {
+    let expired = held.created_at <= now - TTL_MS;
+    if !expired {
+        if held.status_code.is_some() {
+            return Ok(Begin::Answered(held));
+        }
+        if held.locked_until.is_some_and(|until| until > now) {
+            return Ok(Begin::Running);
+        }
+    }
+    let mut q = row::Entity::update_many()
+        .col_expr(row::Column::Fingerprint, Expr::val(""))
+        .col_expr(row::Column::StatusCode, Expr::val(Option::<i32>::None))
+        .col_expr(row::Column::ContentType, Expr::val(Option::<String>::None))
+        .col_expr(row::Column::Body, Expr::val(Option::<String>::None))
+        .col_expr(row::Column::LockedUntil, Expr::val(now + LEASE_MS))
+        .col_expr(row::Column::CreatedAt, Expr::val(now))
+        .filter(row::Column::Scope.eq(held.scope))
+        .filter(row::Column::IdempotencyKey.eq(held.idempotency_key.clone()))
+        .filter(row::Column::CreatedAt.eq(held.created_at));
+    q = match held.locked_until {
+        Some(until) => q.filter(row::Column::LockedUntil.eq(until)),
+        None => q.filter(row::Column::LockedUntil.is_null()),
+    };
+    Ok(if q.exec(conn).await?.rows_affected == 1 {
+        Begin::Run
+    } else {
+        Begin::Running
+    })
+}
+
+/// Keeps the answer of the request that held the key (or frees the key when the request
+/// never really ran) and gives it.
+async fn finish(
+    state: &AppState,
+    scope: Uuid,
+    key: &str,
+    digest: Option<String>,
+    response: Response,
+) -> Response {
+    let (parts, body) = response.into_parts();
+    let status = parts.status;
+    let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = forget(state, scope, key).await;
+            return ApiError::Internal(anyhow::anyhow!("the answer could not be read: {e}"))
+                .into_response();
+        }
+    };
+    let ran = !(status.is_server_error()
+        || matches!(
+            status,
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::TOO_MANY_REQUESTS
+        ));
+    let text = std::str::from_utf8(&bytes).ok();
+    let kept = match (ran, digest, text) {
+        (true, Some(digest), Some(text)) => {
+            let content_type = parts
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            remember(state, scope, key, &digest, status, content_type, text).await
+        }
+        _ => forget(state, scope, key).await,
+    };
+    if let Err(e) = kept {
+        // The answer stands; a retry with the key may run the request again (as without
+        // a key), which is logged.
+        tracing::error!(error = %format!("{e:#}"), "an Idempotency-Key answer was not kept");
+    }
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+async fn remember(
+    state: &AppState,
+    scope: Uuid,
+    key: &str,
+    digest: &str,
+    status: StatusCode,
+    content_type: Option<String>,
+    body: &str,
+) -> Result<(), sea_orm::DbErr> {
+    let txn = state.db.write().await?;
+    row::Entity::update_many()
+        .col_expr(row::Column::Fingerprint, Expr::val(digest))
+        .col_expr(
+            row::Column::StatusCode,
+            Expr::val(i32::from(status.as_u16())),
+        )
+        .col_expr(row::Column::ContentType, Expr::val(content_type))
+        .col_expr(row::Column::Body, Expr::val(body))
+        .col_expr(row::Column::LockedUntil, Expr::val(Option::<i64>::None))
+        .filter(row::Column::Scope.eq(scope))
+        .filter(row::Column::IdempotencyKey.eq(key))
+        .exec(&*txn)
+        .await?;
+    txn.commit().await
+}
+
+async fn forget(state: &AppState, scope: Uuid, key: &str) -> Result<(), sea_orm::DbErr> {
+    let txn = state.db.write().await?;
+    row::Entity::delete_many()
+        .filter(row::Column::Scope.eq(scope))
+        .filter(row::Column::IdempotencyKey.eq(key))
+        .exec(&*txn)
+        .await?;
+    txn.commit().await
+}
+
+/// The kept answer, again.
+fn replay(answer: row::Model) -> Response {
+    let status = answer
+        .status_code
+        .and_then(|s| u16::try_from(s).ok())
+        .and_then(|s| StatusCode::from_u16(s).ok())
+        .unwrap_or(StatusCode::OK);
+    let mut response = (status, answer.body.unwrap_or_default()).into_response();
+    let h = response.headers_mut();
+    if let Some(ct) = answer
+        .content_type
+        .and_then(|c| HeaderValue::from_str(&c).ok())
+    {
+        h.insert(header::CONTENT_TYPE, ct);
+    }
+    h.insert(REPLAYED, HeaderValue::from_static("true"));
+    response
+}
+
+/// Forgets keys older than [`TTL_MS`].
+pub async fn purge(conn: &impl ConnectionTrait, now: i64) -> Result<(), sea_orm::DbErr> {
+    row::Entity::delete_many()
+        .filter(row::Column::CreatedAt.lt(now - TTL_MS))
+        .exec(conn)
+        .await?;
+    Ok(())
+}
