@@ -18,17 +18,22 @@ pub(crate) struct Request {
     body: Option<Vec<u8>>,
     /// The body's type when it is not JSON.
     content_type: Option<String>,
+    /// The `Idempotency-Key` every attempt of this request carries (a POST's own, drawn
+    /// once): the server acts on it at most once, so a POST may be retried too.
+    idempotency_key: Option<String>,
 }
 
 impl Request {
     /// A request for `path` (relative to the base URL, starting with `/`).
     pub(crate) fn new(method: Method, path: impl Into<String>) -> Request {
+        let post = method == Method::POST;
         Request {
             method,
             path: path.into(),
             query: Vec::new(),
             body: None,
             content_type: None,
+            idempotency_key: post.then(|| format!("wm-{:032x}", rand::random::<u128>())),
         }
     }
 
@@ -132,12 +137,17 @@ impl Client {
     async fn send_with_retries(&self, req: &Request) -> Result<Vec<u8>, Error> {
         let url = self.url(req)?;
         let mut retries = 0;
+        let keyed = req.idempotency_key.is_some();
         loop {
             let err = match self.attempt(req, &url).await {
                 Ok(bytes) => return Ok(bytes),
                 Err(err) => err,
             };
-            match self.inner.retry.delay(&req.method, &err, retries) {
+            match self
+                .inner
+                .retry
+                .delay_keyed(&req.method, keyed, &err, retries)
+            {
                 Some(wait) => {
                     (self.inner.sleep)(wait).await;
                     retries += 1;
@@ -155,6 +165,9 @@ impl Client {
             .request(req.method.clone(), url.clone())
             .header(AUTHORIZATION, self.inner.auth.clone())
             .header(ACCEPT, HeaderValue::from_static("application/json"));
+        if let Some(key) = &req.idempotency_key {
+            builder = builder.header("idempotency-key", key.as_str());
+        }
         if let Some(body) = &req.body {
             let content_type = match &req.content_type {
                 Some(t) => HeaderValue::from_str(t)

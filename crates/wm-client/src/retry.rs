@@ -2,13 +2,18 @@
 //!
 //! # What is retried
 //!
-//! | failure | GET | POST, PATCH, DELETE |
+//! | failure | GET, POST | PATCH, DELETE |
 //! |---|---|---|
 //! | 429 Too Many Requests | yes | yes (the rate limiter refuses before the handler runs) |
 //! | 5xx | yes | **no** (the write may have happened) |
 //! | error while connecting (refused, DNS, TLS handshake) | yes | yes (no byte was sent) |
 //! | timeout, connection reset after sending | yes | **no** (the write may have happened) |
+//! | 409 `IDEMPOTENCY_KEY_IN_USE` | POST: yes | — |
 //! | any other 4xx, undecodable answer | no | no |
+//!
+//! Every POST carries an `Idempotency-Key` drawn once for it and sent again on each retry:
+//! the server acts on it at most once and answers a retry with the first answer, so a POST
+//! is retried like a read.
 //!
 //! # How long it waits
 //!
@@ -29,6 +34,7 @@ use rand::Rng;
 use reqwest::Method;
 
 use crate::Error;
+use crate::error::ErrorCode;
 
 /// When and how long to wait before repeating a failed request. Set through
 /// [`crate::ClientBuilder`]; see the [module docs](self) for the rules.
@@ -75,9 +81,21 @@ impl RetryPolicy {
     /// Whether a request with `method` that failed with `err` may be sent again (ignoring
     /// the retry budget).
     pub fn may_retry(method: &Method, err: &Error) -> bool {
-        let idempotent = method.is_safe();
+        Self::may_retry_keyed(method, false, err)
+    }
+
+    /// [`Self::may_retry`] for a request that carries an `Idempotency-Key` (`keyed`): the
+    /// server acts on it at most once, so it is retried like a read, and a 409
+    /// `IDEMPOTENCY_KEY_IN_USE` (its first attempt still running) is waited out.
+    pub fn may_retry_keyed(method: &Method, keyed: bool, err: &Error) -> bool {
+        let idempotent = method.is_safe() || keyed;
         match err {
             Error::Api { status: 429, .. } => true,
+            Error::Api {
+                status: 409,
+                code: Some(ErrorCode::IdempotencyKeyInUse),
+                ..
+            } => keyed,
             Error::Api { .. } => idempotent && err.is_retryable(),
             Error::Transport(e) if e.is_connect() => true,
             Error::Transport(_) => idempotent && err.is_retryable(),
@@ -88,7 +106,18 @@ impl RetryPolicy {
     /// How long to wait before retry `retries_done` (0-based) of a request with `method`
     /// that failed with `err`, or `None` when it must not be retried.
     pub fn delay(&self, method: &Method, err: &Error, retries_done: u32) -> Option<Duration> {
-        if retries_done >= self.max_retries || !Self::may_retry(method, err) {
+        self.delay_keyed(method, false, err, retries_done)
+    }
+
+    /// [`Self::delay`] for a request that carries an `Idempotency-Key` when `keyed`.
+    pub fn delay_keyed(
+        &self,
+        method: &Method,
+        keyed: bool,
+        err: &Error,
+        retries_done: u32,
+    ) -> Option<Duration> {
+        if retries_done >= self.max_retries || !Self::may_retry_keyed(method, keyed, err) {
             return None;
         }
         match err.retry_after() {

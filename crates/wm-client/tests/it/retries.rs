@@ -138,17 +138,83 @@ async fn a_retry_after_beyond_the_limit_is_returned_at_once() {
     assert!(h.sleeps().is_empty());
 }
 
+/// The `Idempotency-Key` of each request the server got.
+async fn keys(h: &Harness) -> Vec<Option<String>> {
+    h.server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(|r| {
+            r.headers
+                .get("idempotency-key")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
 #[tokio::test]
-async fn writes_are_not_retried_on_5xx() {
+async fn a_post_is_retried_on_5xx_with_its_one_idempotency_key_and_a_patch_is_not() {
     let h = Harness::new().await;
+    // Two POSTs of four attempts each.
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(503))
-        .expect(1)
+        .expect(8)
         .mount(&h.server)
         .await;
     let err = h.client.campaigns().send_now(id(5)).await.expect_err("503");
     assert!(matches!(err, Error::Api { status: 503, .. }));
+    assert_eq!(h.sleeps().len(), 3);
+    let sent = keys(&h).await;
+    assert_eq!(sent.len(), 4);
+    assert!(sent[0].is_some(), "a POST carries a key");
+    assert!(
+        sent.iter().all(|k| *k == sent[0]),
+        "one key for every attempt: {sent:?}"
+    );
+    // The next POST has a key of its own.
+    let _ = h.client.campaigns().send_now(id(5)).await;
+    let after = keys(&h).await;
+    assert_ne!(after.last(), sent.last());
+
+    let h = Harness::new().await;
+    Mock::given(method("PATCH"))
+        .respond_with(ResponseTemplate::new(503))
+        .expect(1)
+        .mount(&h.server)
+        .await;
+    let patch = wm_client::types::contacts::UpdateContact::default();
+    let err = h
+        .client
+        .contacts()
+        .update(id(1), &patch)
+        .await
+        .expect_err("503");
+    assert!(matches!(err, Error::Api { status: 503, .. }));
     assert!(h.sleeps().is_empty());
+    assert_eq!(keys(&h).await, [None], "only a POST carries a key");
+}
+
+#[tokio::test]
+async fn a_post_whose_first_attempt_still_runs_is_waited_for() {
+    let h = Harness::new().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(409).set_body_json(business(
+            409,
+            Some("IDEMPOTENCY_KEY_IN_USE"),
+            "A request with this Idempotency-Key is still running; try again shortly.",
+        )))
+        .up_to_n_times(1)
+        .mount(&h.server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(js(&contact(1))))
+        .mount(&h.server)
+        .await;
+    let created = h.client.contacts().create(&CreateContact::default()).await;
+    assert!(created.is_ok(), "{created:?}");
+    assert_eq!(h.sleeps().len(), 1);
 }
 
 #[tokio::test]
@@ -262,17 +328,35 @@ async fn timeouts_are_retried_then_returned_as_transport_errors() {
 }
 
 #[tokio::test]
-async fn timeouts_on_writes_are_not_retried() {
+async fn timeouts_on_posts_are_retried_with_their_key_and_on_patches_are_not() {
     let h = Harness::with(|b| b.timeout(Duration::from_millis(200))).await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(201).set_delay(Duration::from_secs(3)))
-        .expect(1)
+        .expect(4)
         .mount(&h.server)
         .await;
     let err = h
         .client
         .contacts()
         .create(&CreateContact::default())
+        .await
+        .expect_err("timeout");
+    assert!(err.is_timeout(), "{err:?}");
+    assert_eq!(h.sleeps().len(), 3);
+    let sent = keys(&h).await;
+    assert!(sent[0].is_some() && sent.iter().all(|k| *k == sent[0]));
+
+    let h = Harness::with(|b| b.timeout(Duration::from_millis(200))).await;
+    Mock::given(method("PATCH"))
+        .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(3)))
+        .expect(1)
+        .mount(&h.server)
+        .await;
+    let patch = wm_client::types::contacts::UpdateContact::default();
+    let err = h
+        .client
+        .contacts()
+        .update(id(1), &patch)
         .await
         .expect_err("timeout");
     assert!(err.is_timeout(), "{err:?}");

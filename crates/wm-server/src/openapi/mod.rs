@@ -55,7 +55,8 @@ pub fn document<S: Clone + Send + Sync + 'static>(routes: impl FnOnce() -> ApiRo
 }
 
 /// What the routes cannot say about themselves: the API key scheme, each operation's id
-/// (`{method}{path}` with `/`, `{`, `}` and `-` as `_`), and the 409 a write can answer.
+/// (`{method}{path}` with `/`, `{`, `}` and `-` as `_`), the 409 a write can answer and the
+/// `Idempotency-Key` of a POST.
 fn finish(t: TransformOpenApi<'_>) -> TransformOpenApi<'_> {
     let mut t = t.security_scheme(
         SECURITY_SCHEME,
@@ -85,9 +86,36 @@ fn finish(t: TransformOpenApi<'_>) -> TransformOpenApi<'_> {
                     .responses
                     .insert(StatusCode::Code(409), ReferenceOr::Item(conflict));
             }
+            if method == "post" {
+                idempotent(op);
+            }
         }
     }
     t
+}
+
+/// A POST takes an `Idempotency-Key` ([`crate::idempotency`]): the header, and the 422 of a
+/// key used with another request (its 409 is the writes' own).
+fn idempotent(op: &mut aide::openapi::Operation) {
+    let schema = schemars::json_schema!({
+        "type": "string",
+        "minLength": 1,
+        "maxLength": crate::idempotency::MAX_KEY,
+        "description": "Makes a retry safe: the same key with the same request within 24 hours \
+            answers the first answer again (with `Idempotent-Replayed: true`) instead of acting \
+            twice. Another request with the key: 422 `IDEMPOTENCY_KEY_REUSED`; while the first \
+            still runs: 409 `IDEMPOTENCY_KEY_IN_USE`. Keys belong to the API key."
+    });
+    op.parameters.push(ReferenceOr::Item(Parameter::Header {
+        parameter_data: parameter("Idempotency-Key", false, schema, false),
+        style: aide::openapi::HeaderStyle::Simple,
+    }));
+    if let Some(responses) = op.responses.as_mut() {
+        let reused = generate::in_context(|ctx| errors::error_response(ctx, false));
+        responses
+            .responses
+            .insert(StatusCode::Code(422), ReferenceOr::Item(reused));
+    }
 }
 
 /// Responses: serialisation contract, named schemas under `/components/schemas`.
