@@ -138,6 +138,13 @@ async fn begin(
     parts: &axum::http::request::Parts,
     now: i64,
 ) -> Result<Begin, ApiError> {
+    // A retry of an answered request is a read: no write transaction.
+    if let Some(held) = by_key(scope, key).one(&state.db.conn).await?
+        && held.status_code.is_some()
+        && held.created_at > now - TTL_MS
+    {
+        return Ok(Begin::Answered(held));
+    }
     let txn = state.db.write().await?;
     let taken = row::Entity::insert(row::ActiveModel {
         scope: Set(scope),
