@@ -125,6 +125,7 @@ impl PageMeta {
 
 /// A plain paginated list `{data, meta}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "{T}Page")]
 pub struct Page<T> {
     /// The items of this page.
     pub data: Vec<T>,

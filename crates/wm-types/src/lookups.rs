@@ -39,6 +39,7 @@ pub struct User {
 
 /// An unpaginated list `{data}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "{T}List")]
 pub struct List<T> {
     /// The items.
     pub data: Vec<T>,

@@ -34,6 +34,7 @@ pub struct Period {
 
 /// A report: period, totals, one row per day.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "{T}Report")]
 pub struct Report<T, D> {
     /// Period.
     pub period: Period,

@@ -25,10 +25,9 @@ pub fn document() -> serde_json::Value {
     crate::openapi::document(router)
 }
 
-/// Every API-key route (mounted behind [`crate::auth::api_key_auth`]), documented.
-///
-/// The order only matters to the document: schemars numbers the schemas of generic types
-/// (`Page2`, `List3`, …) in the order it meets them, so this order keeps their names.
+/// Every API-key route (mounted behind [`crate::auth::api_key_auth`]), documented. Generic
+/// wire types carry their item's name in the document (`ContactPage`, `TemplateList`), so
+/// the order here changes no schema's name.
 pub fn router() -> ApiRouter<AppState> {
     ApiRouter::new()
         .merge(imports::router())

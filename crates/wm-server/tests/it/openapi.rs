@@ -142,3 +142,29 @@ async fn every_documented_operation_is_routed_as_documented() {
         }
     }
 }
+
+#[test]
+fn every_operation_has_a_named_unique_id() {
+    let doc = wm_server::routes::document();
+    let ops = operations(&doc);
+    let mut seen = std::collections::HashSet::new();
+    for (method, path, op) in &ops {
+        let id = op["operationId"].as_str().unwrap_or_default();
+        assert_eq!(
+            Some(id),
+            wm_server::openapi::operation_id(&method.as_str().to_lowercase(), path),
+            "{method} {path}: name it in openapi/ids.rs"
+        );
+        assert!(
+            id.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+                && id.chars().all(|c| c.is_ascii_alphanumeric()),
+            "{id}: camelCase, verb first"
+        );
+        assert!(seen.insert(id.to_owned()), "{id} twice");
+    }
+    assert_eq!(
+        ops.len(),
+        wm_server::openapi::OPERATION_IDS.len(),
+        "no id for a route that is gone"
+    );
+}
