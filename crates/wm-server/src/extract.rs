@@ -169,10 +169,17 @@ impl<T: Validated, S: Send + Sync> FromRequest<S> for ValidatedJson<T> {
     }
 }
 
-/// An optional JSON body (empty means `{}`), its schema inlined.
+/// A JSON body, its schema inlined: required when the schema has required properties (an
+/// empty body means `{}`, so a body of optional properties may be left out).
 impl<T: JsonSchema> OperationInput for ValidatedJson<T> {
     fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
-        let body = openapi::request_body("application/json", openapi::request_schema::<T>());
+        let schema = openapi::request_schema::<T>();
+        let required = schema
+            .get("required")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|r| !r.is_empty());
+        let mut body = openapi::request_body("application/json", schema);
+        body.required = required;
         set_body(ctx, op, body);
     }
 }
@@ -332,6 +339,15 @@ pub trait FormSpec {
     const WHAT: &'static str;
     /// The form's JSON Schema (an object of its parts) for the OpenAPI document.
     fn schema() -> schemars::Schema;
+    /// The content type of each part that is not a plain string (`options` is JSON), for
+    /// the document's `encoding`: generators send each part as its encoding says.
+    const ENCODING: &'static [(&'static str, &'static str)] = &[];
+}
+
+/// A file part's schema: binary, as both OpenAPI 3.0 (`format`) and 3.1
+/// (`contentMediaType`) spell it, so every generator sends it as a file.
+pub fn file_part() -> serde_json::Value {
+    serde_json::json!({"type": "string", "format": "binary", "contentMediaType": "application/octet-stream"})
 }
 
 /// A `multipart/form-data` body of the form `F` (any other body is a 415 naming it),
@@ -351,10 +367,19 @@ impl<F: FormSpec, S: Send + Sync> FromRequest<S> for MultipartForm<F> {
 
 impl<F: FormSpec> OperationInput for MultipartForm<F> {
     fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
-        set_body(
-            ctx,
-            op,
-            crate::openapi::request_body("multipart/form-data", F::schema()),
-        );
+        let mut body = crate::openapi::request_body("multipart/form-data", F::schema());
+        body.required = true;
+        if let Some(media) = body.content.get_mut("multipart/form-data") {
+            for (part, content_type) in F::ENCODING {
+                media.encoding.insert(
+                    (*part).to_owned(),
+                    aide::openapi::Encoding {
+                        content_type: Some((*content_type).to_owned()),
+                        ..Default::default()
+                    },
+                );
+            }
+        }
+        set_body(ctx, op, body);
     }
 }

@@ -30,7 +30,7 @@ pub fn router() -> ApiRouter<AppState> {
             })
             .post_with(upload, |op| {
                 op.tag(TAG).summary(
-                    "Import contacts from a CSV or NDJSON file (multipart: options, then file)",
+                    "Import contacts from a CSV or NDJSON file (multipart: options and file)",
                 )
             })
             .layer(DefaultBodyLimit::max(MAX_IMPORT_BYTES)),
@@ -50,13 +50,20 @@ struct ImportForm;
 impl FormSpec for ImportForm {
     const WHAT: &'static str =
         "Imports are uploaded as multipart/form-data with an options part and a file part.";
+    const ENCODING: &'static [(&'static str, &'static str)] = &[
+        ("options", "application/json"),
+        (
+            "file",
+            "text/csv, application/x-ndjson, application/octet-stream",
+        ),
+    ];
 
     fn schema() -> schemars::Schema {
         json_schema!({
             "type": "object",
             "properties": {
                 "options": request_schema::<ImportOptions>(),
-                "file": {"type": "string", "contentMediaType": "application/octet-stream"}
+                "file": crate::extract::file_part()
             },
             "required": ["file"]
         })

@@ -112,7 +112,7 @@ impl FormSpec for MediaForm {
     fn schema() -> schemars::Schema {
         json_schema!({
             "type": "object",
-            "properties": {"file": {"type": "string", "contentMediaType": "application/octet-stream"}},
+            "properties": {"file": crate::extract::file_part()},
             "required": ["file"]
         })
     }

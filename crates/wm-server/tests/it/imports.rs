@@ -463,3 +463,56 @@ async fn a_large_import_leaves_the_planner_statistics_fresh_on_postgresql() {
     .await;
     assert!(rows >= 10_000, "the planner sees {rows} contacts");
 }
+
+#[tokio::test]
+async fn a_file_part_before_its_options_is_read_with_those_options() {
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    // As generated clients send it: the file first, then the options that map its columns
+    // and name its format (the file part says nothing of its type).
+    let mut body = Vec::new();
+    body.extend_from_slice(
+        format!(
+            "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"people\"\r\n\
+             Content-Type: application/octet-stream\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(b"Nombre,Tel\nAna Orden,+5215500000401\n");
+    body.extend_from_slice(b"\r\n");
+    let options =
+        json!({"format": "CSV", "mapping": {"Nombre": "fullName", "Tel": "primaryPhone"}});
+    body.extend_from_slice(
+        format!(
+            "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"options\"\r\n\
+             Content-Type: application/json\r\n\r\n{options}\r\n--{BOUNDARY}--\r\n"
+        )
+        .as_bytes(),
+    );
+    let r = upload_raw(
+        &org,
+        &format!("multipart/form-data; boundary={BOUNDARY}"),
+        body,
+    )
+    .await
+    .ok(202);
+    while import_pass(&app).await > 0 {}
+    let done = job(&org, &r["id"]).await;
+    assert_eq!(done["status"], "COMPLETED", "{done}");
+    assert_eq!(done["created"], 1, "{done}");
+    let c = find_by_phone(&org, "5215500000401").await;
+    assert_eq!(c["fullName"], "Ana Orden");
+
+    // Two options parts, or two files, are still refused.
+    let twice = format!(
+        "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"options\"\r\n\r\n{{}}\r\n\
+         --{BOUNDARY}\r\nContent-Disposition: form-data; name=\"options\"\r\n\r\n{{}}\r\n--{BOUNDARY}--\r\n"
+    );
+    upload_raw(
+        &org,
+        &format!("multipart/form-data; boundary={BOUNDARY}"),
+        twice.into_bytes(),
+    )
+    .await
+    .assert_invalid("the body takes one options part");
+}

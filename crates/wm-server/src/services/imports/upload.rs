@@ -1,7 +1,9 @@
 //! Storing an upload: the multipart body is read as it arrives, each record or line turned
 //! into the body `POST /contacts` takes (or the reason it cannot be one), and the rows stored
 //! a thousand per chunk. Nothing holds the whole file; the job row is written only once
-//! every chunk is stored, so a job never points at a partial file.
+//! every chunk is stored, so a job never points at a partial file. The parts come in any
+//! order (generated clients send the file first): a file that arrives before its options is
+//! spooled to an anonymous temporary file and read once the options are known.
 
 use std::io;
 
@@ -261,7 +263,7 @@ struct Stored {
 }
 
 /// `POST /contacts/imports`: stores the file's rows and queues the job (202). The parts are
-/// `options` (JSON, optional, first) and `file`.
+/// `options` (JSON, optional) and `file`, in either order.
 pub async fn upload(
     state: &AppState,
     auth: &AuthContext,
@@ -304,6 +306,13 @@ pub async fn upload(
     Ok(job)
 }
 
+/// A file part read before the options: where it was spooled, and what its part said.
+struct Spooled {
+    file: tokio::fs::File,
+    content_type: Option<String>,
+    file_name: Option<String>,
+}
+
 async fn store(
     state: &AppState,
     id: Uuid,
@@ -311,58 +320,38 @@ async fn store(
 ) -> ApiResult<(ImportOptions, Stored)> {
     let mut options: Option<ImportOptions> = None;
     let mut stored: Option<Stored> = None;
+    let mut spooled: Option<Spooled> = None;
     while let Some(field) = multipart
         .next_field()
         .await
         .map_err(|e| multipart_error(&e))?
     {
         let name = field.name().unwrap_or_default().to_owned();
+        let file_seen = stored.is_some() || spooled.is_some();
         match name.as_str() {
-            "options" if options.is_none() && stored.is_none() => {
+            "options" if options.is_none() => {
                 let bytes = field.bytes().await.map_err(|e| multipart_error(&e))?;
                 if bytes.len() > MAX_LINE {
                     return Err(ApiError::invalid("options must be at most 64 KiB"));
                 }
                 options = Some(parse_options(&String::from_utf8_lossy(&bytes))?);
             }
-            "options" => {
-                return Err(ApiError::invalid(
-                    "the options part must come once, before the file part",
-                ));
-            }
-            "file" if stored.is_none() => {
-                let opts = options.clone().unwrap_or_default();
-                let format = rules::format_of(opts.format, field.content_type(), field.file_name())
-                    .ok_or_else(|| {
-                        ApiError::invalid(
-                            "the file's format is unknown: set options.format to CSV or NDJSON, \
-                             or send the file part as text/csv or application/x-ndjson",
-                        )
-                    })?;
+            "options" => return Err(ApiError::invalid("the body takes one options part")),
+            "file" if file_seen => return Err(ApiError::invalid("the body takes one file part")),
+            "file" => {
+                let content_type = field.content_type().map(str::to_owned);
                 let file_name = field
                     .file_name()
                     .map(|n| n.chars().filter(|c| *c != '\0').take(255).collect());
                 let reader = StreamReader::new(field.map_err(io::Error::other));
-                let mut out = Chunker {
-                    state,
-                    import: id,
-                    seq: 0,
-                    rows: Vec::new(),
-                    read: 0,
-                };
-                match format {
-                    ImportFormat::Ndjson => read_ndjson(reader, &mut out).await?,
-                    _ => read_csv(reader, &opts, &mut out).await?,
+                match &options {
+                    Some(opts) => {
+                        let read = read_file(state, id, opts, content_type, file_name, reader);
+                        stored = Some(read.await?);
+                    }
+                    None => spooled = Some(spool(reader, content_type, file_name).await?),
                 }
-                out.flush().await?;
-                stored = Some(Stored {
-                    format,
-                    file_name,
-                    rows: out.read,
-                    chunks: out.seq,
-                });
             }
-            "file" => return Err(ApiError::invalid("the body takes one file part")),
             other => {
                 return Err(ApiError::invalid(format!(
                     "unknown part {other}: the body takes an options part and a file part"
@@ -370,6 +359,72 @@ async fn store(
             }
         }
     }
+    let options = options.unwrap_or_default();
+    if let Some(mut s) = spooled {
+        use tokio::io::AsyncSeekExt;
+        s.file
+            .seek(io::SeekFrom::Start(0))
+            .await
+            .map_err(|e| read_error(&e))?;
+        let reader = tokio::io::BufReader::new(s.file);
+        stored = Some(read_file(state, id, &options, s.content_type, s.file_name, reader).await?);
+    }
     let stored = stored.ok_or_else(|| ApiError::invalid("the body has no file part"))?;
-    Ok((options.unwrap_or_default(), stored))
+    Ok((options, stored))
+}
+
+/// Copies a file part to an anonymous temporary file.
+async fn spool<R: AsyncRead + Unpin>(
+    mut reader: R,
+    content_type: Option<String>,
+    file_name: Option<String>,
+) -> ApiResult<Spooled> {
+    let std_file = tempfile::tempfile().map_err(|e| {
+        ApiError::Internal(anyhow::anyhow!("no temporary file for the upload: {e}"))
+    })?;
+    let mut file = tokio::fs::File::from_std(std_file);
+    tokio::io::copy(&mut reader, &mut file)
+        .await
+        .map_err(|e| read_error(&e))?;
+    Ok(Spooled {
+        file,
+        content_type,
+        file_name,
+    })
+}
+
+/// Reads a file's rows into stored chunks, as `opts` says.
+async fn read_file<R: AsyncRead + Unpin + Send>(
+    state: &AppState,
+    id: Uuid,
+    opts: &ImportOptions,
+    content_type: Option<String>,
+    file_name: Option<String>,
+    reader: R,
+) -> ApiResult<Stored> {
+    let format = rules::format_of(opts.format, content_type.as_deref(), file_name.as_deref())
+        .ok_or_else(|| {
+            ApiError::invalid(
+                "the file's format is unknown: set options.format to CSV or NDJSON, \
+                 or send the file part as text/csv or application/x-ndjson",
+            )
+        })?;
+    let mut out = Chunker {
+        state,
+        import: id,
+        seq: 0,
+        rows: Vec::new(),
+        read: 0,
+    };
+    match format {
+        ImportFormat::Ndjson => read_ndjson(reader, &mut out).await?,
+        _ => read_csv(reader, opts, &mut out).await?,
+    }
+    out.flush().await?;
+    Ok(Stored {
+        format,
+        file_name,
+        rows: out.read,
+        chunks: out.seq,
+    })
 }
