@@ -173,7 +173,7 @@ impl<T: Validated, S: Send + Sync> FromRequest<S> for ValidatedJson<T> {
 /// empty body means `{}`, so a body of optional properties may be left out).
 impl<T: JsonSchema> OperationInput for ValidatedJson<T> {
     fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
-        let schema = openapi::request_schema::<T>();
+        let schema = openapi::request_schema_in::<T>(ctx);
         let required = schema
             .get("required")
             .and_then(serde_json::Value::as_array)
@@ -228,7 +228,7 @@ impl<T: Validated, S: Send + Sync> FromRequestParts<S> for ValidatedQuery<T> {
 /// One query parameter per field of `T`.
 impl<T: JsonSchema> OperationInput for ValidatedQuery<T> {
     fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
-        let params = openapi::query_parameters(&openapi::request_schema::<T>());
+        let params = openapi::query_parameters(&openapi::request_schema_in::<T>(ctx));
         add_parameters(ctx, op, params);
     }
 }
@@ -338,7 +338,7 @@ pub trait FormSpec {
     /// The 415's message for any other body.
     const WHAT: &'static str;
     /// The form's JSON Schema (an object of its parts) for the OpenAPI document.
-    fn schema() -> schemars::Schema;
+    fn schema(ctx: &mut GenContext) -> schemars::Schema;
     /// The content type of each part that is not a plain string (`options` is JSON), for
     /// the document's `encoding`: generators send each part as its encoding says.
     const ENCODING: &'static [(&'static str, &'static str)] = &[];
@@ -367,7 +367,7 @@ impl<F: FormSpec, S: Send + Sync> FromRequest<S> for MultipartForm<F> {
 
 impl<F: FormSpec> OperationInput for MultipartForm<F> {
     fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
-        let mut body = crate::openapi::request_body("multipart/form-data", F::schema());
+        let mut body = crate::openapi::request_body("multipart/form-data", F::schema(ctx));
         body.required = true;
         if let Some(media) = body.content.get_mut("multipart/form-data") {
             for (part, content_type) in F::ENCODING {

@@ -214,9 +214,9 @@ pub struct ListAutomationsQuery {
     #[serde(default)]
     #[schemars(length(max = 120))]
     pub q: Option<String>,
-    /// `true` includes archived ones (the query takes the words `true` and `false`).
+    /// `true` includes archived ones.
     #[serde(default, with = "crate::common::bool_word")]
-    #[schemars(with = "Option<String>", extend("enum" = ["true", "false", null]))]
+    #[schemars(with = "Option<bool>", extend("x-wm-words" = true))]
     pub include_archived: Option<bool>,
 }
 

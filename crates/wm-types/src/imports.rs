@@ -46,7 +46,7 @@ wire_enum!(
 /// Longest tag separator.
 pub const MAX_TAG_SEPARATOR: usize = 5;
 
-/// The `options` part of `POST /contacts/imports` (multipart, before the `file` part).
+/// The `options` part of `POST /contacts/imports` (multipart, before or after the `file` part).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportOptions {

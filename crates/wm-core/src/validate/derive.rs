@@ -118,6 +118,11 @@ fn kind_of_type(obj: &Map<String, Value>, ty: Option<&str>) -> Result<Kind, Stri
                 Some(p) => return Err(format!("pattern {p} has no rule")),
             },
         },
+        // A boolean the query spells as the words `true` and `false` (`x-wm-words`): checked
+        // as those words, as the spec writes it.
+        Some("boolean") if obj.get("x-wm-words") == Some(&Value::Bool(true)) => {
+            Kind::OneOf(vec!["true".to_owned(), "false".to_owned()])
+        }
         Some("boolean") => Kind::Bool,
         Some("integer") => Kind::Int {
             min: obj.get("minimum").and_then(Value::as_i64),

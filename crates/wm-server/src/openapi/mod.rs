@@ -131,6 +131,78 @@ fn response_generator() -> schemars::SchemaGenerator {
     settings.into_generator()
 }
 
+/// The schema of `T` as the server reads it (deserialisation contract): its structs inlined,
+/// its enums referred to as the components the responses use (registered in `ctx`), so a
+/// value read from one answer is the very type another request takes.
+pub fn request_schema_in<T: JsonSchema>(ctx: &mut aide::generate::GenContext) -> Schema {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.definitions_path = "/components/schemas".into();
+    settings.meta_schema = None;
+    let mut generator = settings.into_generator();
+    let top = generator.subschema_for::<T>();
+    let defs = generator.take_definitions(true);
+    let mut value = top.to_value();
+    resolve(&mut value, &defs, ctx.schema.definitions_mut(), 0);
+    if let Some(o) = value.as_object_mut() {
+        o.remove("title");
+    }
+    Schema::try_from(value).unwrap_or_else(|_| request_schema::<T>())
+}
+
+/// Whether a definition is an enumeration of values (a shared component).
+fn is_enum(def: &Value) -> bool {
+    def.get("enum").is_some()
+}
+
+/// Inlines the references of `v` to `defs`, but an enum's, which stays a reference and is
+/// copied into `components`.
+fn resolve(
+    v: &mut Value,
+    defs: &serde_json::Map<String, Value>,
+    components: &mut serde_json::Map<String, Value>,
+    depth: usize,
+) {
+    const PREFIX: &str = "#/components/schemas/";
+    match v {
+        Value::Object(o) => {
+            let target = o
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix(PREFIX))
+                .map(str::to_owned);
+            if let Some(name) = target
+                && let Some(def) = defs.get(&name)
+            {
+                if is_enum(def) || depth > 16 {
+                    components.entry(name).or_insert_with(|| def.clone());
+                    return;
+                }
+                // The definition in place of the reference; the reference's own keys (a
+                // field's description) win.
+                o.remove("$ref");
+                let mut merged = def.clone();
+                if let Some(m) = merged.as_object_mut() {
+                    for (k, val) in std::mem::take(o) {
+                        m.insert(k, val);
+                    }
+                }
+                *v = merged;
+                resolve(v, defs, components, depth + 1);
+                return;
+            }
+            for child in o.values_mut() {
+                resolve(child, defs, components, depth);
+            }
+        }
+        Value::Array(a) => {
+            for child in a {
+                resolve(child, defs, components, depth);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The schema of `T` as the server reads it (deserialisation contract), inlined.
 pub fn request_schema<T: JsonSchema>() -> Schema {
     let mut settings = SchemaSettings::draft2020_12();

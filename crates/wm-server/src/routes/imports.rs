@@ -12,7 +12,7 @@ use crate::error::ApiResult;
 use crate::extract::{
     Authed, ContactsRead, ContactsWrite, FormSpec, ImportId, MultipartForm, NoQuery, ValidatedQuery,
 };
-use crate::openapi::request_schema;
+use crate::openapi::request_schema_in;
 use crate::reply::{Accepted, Json};
 use crate::services::imports as svc;
 use crate::services::imports::upload::MAX_IMPORT_BYTES;
@@ -58,11 +58,11 @@ impl FormSpec for ImportForm {
         ),
     ];
 
-    fn schema() -> schemars::Schema {
+    fn schema(ctx: &mut aide::generate::GenContext) -> schemars::Schema {
         json_schema!({
             "type": "object",
             "properties": {
-                "options": request_schema::<ImportOptions>(),
+                "options": request_schema_in::<ImportOptions>(ctx),
                 "file": crate::extract::file_part()
             },
             "required": ["file"]

@@ -109,7 +109,7 @@ struct MediaForm;
 impl FormSpec for MediaForm {
     const WHAT: &'static str = "Media is uploaded as multipart/form-data with a file part.";
 
-    fn schema() -> schemars::Schema {
+    fn schema(_: &mut aide::generate::GenContext) -> schemars::Schema {
         json_schema!({
             "type": "object",
             "properties": {"file": crate::extract::file_part()},
