@@ -180,6 +180,7 @@ pub enum TimelineKind {
 
 /// One entry of a contact's timeline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = common_fields_in_each_kind)]
 pub struct TimelineEntry {
     /// Entry id.
     pub id: Uuid,
@@ -220,4 +221,35 @@ pub struct TimelineQuery {
     /// Entry type filter.
     #[serde(default, rename = "type")]
     pub entry_type: Option<TimelineFilter>,
+}
+
+/// The schema of an entry as one union of its kinds, each with `id` and `at` beside its
+/// `type`: what `serde(flatten)` writes, in the form generators read (fields beside a
+/// `oneOf` end up in their "additional properties").
+fn common_fields_in_each_kind(schema: &mut schemars::Schema) {
+    let Some(top) = schema.as_object_mut() else {
+        return;
+    };
+    let common = top.remove("properties");
+    let required = top.remove("required");
+    top.remove("type");
+    let Some(serde_json::Value::Array(kinds)) = top.get_mut("oneOf") else {
+        return;
+    };
+    for kind in kinds.iter_mut().filter_map(serde_json::Value::as_object_mut) {
+        if let (Some(serde_json::Value::Object(fields)), Some(serde_json::Value::Object(own))) =
+            (&common, kind.get_mut("properties"))
+        {
+            let mut all = fields.clone();
+            all.extend(std::mem::take(own));
+            *own = all;
+        }
+        if let (Some(serde_json::Value::Array(names)), Some(serde_json::Value::Array(own))) =
+            (&required, kind.get_mut("required"))
+        {
+            let mut all = names.clone();
+            all.extend(std::mem::take(own));
+            *own = all;
+        }
+    }
 }
