@@ -261,6 +261,17 @@ pub fn media_limit(mime: &str) -> Option<(wm_types::messages::MessageType, u64)>
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_stop_reason_is_documented() {
+        use wm_types::campaigns::StopReason;
+        for r in ALL_STOP_REASONS
+            .iter()
+            .chain([&wm_types::campaigns::STOP_INSUFFICIENT_BALANCE])
+        {
+            assert!(StopReason::ALL.iter().any(|d| d.as_str() == *r), "{r}");
+        }
+    }
+
     use super::*;
 
     const RETRY: Option<ErrorAction> = Some(ErrorAction::RetryLater);

@@ -10,6 +10,51 @@ use crate::common::{Money, Timestamp, double_option};
 /// Most steps in an automation.
 pub const MAX_STEPS: usize = 20;
 
+/// The settings of a trigger, by trigger type: `stage` (LIFECYCLE_STAGE_ENTERED),
+/// `campaignId` (CAMPAIGN_REPLIED, optional), `days` (NO_RESPONSE_DAYS), `threshold`
+/// (WALLET_LOW_BALANCE). Documents `triggerConfig` (the server keeps it as given).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TriggerConfig {
+    /// The stage entered (its name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
+    /// The campaign replied to (any when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign_id: Option<Uuid>,
+    /// Days without a response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub days: Option<u32>,
+    /// The balance under which it fires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+}
+
+wire_enum!(
+    /// How a run of an automation stands: `waiting` on a WAIT step, or how it ended.
+    RunResult {
+        Waiting = "waiting",
+        Completed = "completed",
+        Condition = "condition",
+        Skipped = "skipped",
+        Failed = "failed",
+    }
+);
+
+wire_enum!(
+    /// What one step of a run did.
+    StepOutcome {
+        Waiting = "waiting",
+        Passed = "passed",
+        NotMet = "not_met",
+        Done = "done",
+        Sent = "sent",
+        Charged = "charged",
+        Skipped = "skipped",
+        Failed = "failed",
+    }
+);
+
 wire_enum!(
     /// Where an automation stands.
     AutomationStatus {
@@ -91,6 +136,7 @@ pub struct Automation {
     /// Trigger.
     pub trigger_type: TriggerType,
     /// Trigger settings (`{stage}`, `{days}`, `{threshold}`, `{campaignId?}`).
+    #[schemars(with = "TriggerConfig")]
     pub trigger_config: serde_json::Map<String, serde_json::Value>,
     /// Steps, in order.
     pub steps: Vec<Step>,
@@ -231,7 +277,8 @@ pub struct RunStep {
     pub step_type: StepType,
     /// Its kind.
     pub kind: StepKind,
-    /// passed, not_met, sent, added, set, waiting, failed.
+    /// What the step did.
+    #[schemars(with = "StepOutcome")]
     pub outcome: String,
     /// Details (the template sent, the cost, the error).
     pub detail: Option<String>,
@@ -249,7 +296,8 @@ pub struct AutomationRun {
     pub automation_id: Uuid,
     /// The contact it ran for.
     pub contact: Option<RecipientContact>,
-    /// completed, waiting, condition, skipped or failed.
+    /// How the run ended, or `waiting`.
+    #[schemars(with = "RunResult")]
     pub result: String,
     /// Steps executed so far.
     pub steps: Vec<RunStep>,

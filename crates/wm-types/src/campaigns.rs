@@ -45,6 +45,26 @@ pub const MPS: (u32, u32) = (1, 1000);
 /// Why the service paused a campaign.
 pub const STOP_INSUFFICIENT_BALANCE: &str = "INSUFFICIENT_BALANCE";
 
+wire_enum!(
+    /// Why the service paused a campaign (`stopReason`): the wallet, or what the messaging
+    /// platform said of the account, the number or the template.
+    StopReason {
+        InsufficientBalance = "INSUFFICIENT_BALANCE",
+        PlatformTokenExpired = "PLATFORM_TOKEN_EXPIRED",
+        PlatformPermissionDenied = "PLATFORM_PERMISSION_DENIED",
+        PlatformAccountLocked = "PLATFORM_ACCOUNT_LOCKED",
+        PlatformSpamLimit = "PLATFORM_SPAM_LIMIT",
+        PlatformPolicyBlock = "PLATFORM_POLICY_BLOCK",
+        PlatformPaymentIssue = "PLATFORM_PAYMENT_ISSUE",
+        PlatformNumberNotRegistered = "PLATFORM_NUMBER_NOT_REGISTERED",
+        PlatformNotConfigured = "PLATFORM_NOT_CONFIGURED",
+        PlatformBadResponse = "PLATFORM_BAD_RESPONSE",
+        TemplateNotFound = "TEMPLATE_NOT_FOUND",
+        TemplatePaused = "TEMPLATE_PAUSED",
+        TemplateDisabled = "TEMPLATE_DISABLED",
+    }
+);
+
 /// The template as embedded in a campaign: `{name, category, language}` in lists, plus
 /// `{id, bodyText, status}` on the detail.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -170,11 +190,13 @@ pub struct Campaign {
     pub batch_size: Option<u32>,
     /// Minutes between staggered batches.
     pub batch_interval_min: Option<u32>,
-    /// Why the service paused it (`INSUFFICIENT_BALANCE`); null for a user pause.
+    /// Why the service paused it; null for a user pause.
+    #[schemars(with = "Option<StopReason>")]
     pub stop_reason: Option<String>,
     /// The campaign it was duplicated from.
     pub source_campaign_id: Option<Uuid>,
     /// Where each template variable comes from (`{"1": "{{firstName}}"}`).
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
     pub variables: serde_json::Map<String, serde_json::Value>,
     /// Creation time.
     pub created_at: Timestamp,
@@ -366,6 +388,7 @@ pub struct CreateCampaign {
     pub scheduled_at: Option<Timestamp>,
     /// Template position → `{{fullName}}`-style placeholder or fixed text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, String>>")]
     pub variables: Option<serde_json::Map<String, serde_json::Value>>,
 }
 

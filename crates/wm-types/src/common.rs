@@ -197,6 +197,23 @@ pub struct BusinessErrorBody {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The 409 `CONTACT_PHONE_EXISTS`: the business error with the contact that holds the
+/// phone, so a caller can link to it or update it instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PhoneExistsErrorBody {
+    /// 409.
+    pub status_code: u16,
+    /// `CONTACT_PHONE_EXISTS`.
+    pub code: crate::enums::ErrorCode,
+    /// For a person.
+    pub message: String,
+    /// The contact holding the phone.
+    pub contact_id: uuid::Uuid,
+    /// Its name.
+    pub full_name: Option<String>,
+}
+
 /// `{deleted: true}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Deleted {

@@ -303,4 +303,35 @@ mod tests {
         assert!(holds(&s, Some(&facts)));
         assert!(!holds(&s, None));
     }
+
+    #[test]
+    fn results_and_outcomes_are_the_documented_words() {
+        use wm_types::automations::{RunResult as Documented, StepOutcome as Words};
+        let documented = |w: &str| Documented::ALL.iter().any(|d| d.as_str() == w);
+        for r in [
+            RunResult::Waiting,
+            RunResult::Completed,
+            RunResult::Condition,
+            RunResult::Skipped,
+            RunResult::Failed,
+        ] {
+            assert!(documented(r.as_str()), "{r:?}");
+        }
+        let outcomes = [
+            StepOutcome::Waited { minutes: 1 },
+            StepOutcome::Checked(true),
+            StepOutcome::Checked(false),
+            StepOutcome::Done(None),
+            StepOutcome::Sent {
+                detail: "x".into(),
+                price_micros: 1,
+            },
+            StepOutcome::Skipped("x".into()),
+            StepOutcome::Failed("x".into()),
+        ];
+        for o in outcomes {
+            let (word, ..) = after(o);
+            assert!(Words::ALL.iter().any(|d| d.as_str() == word), "{word}");
+        }
+    }
 }

@@ -88,7 +88,8 @@ fn finish(t: TransformOpenApi<'_>) -> TransformOpenApi<'_> {
                 let conflict = generate::in_context(|ctx| errors::error_response(ctx, false));
                 responses
                     .responses
-                    .insert(StatusCode::Code(409), ReferenceOr::Item(conflict));
+                    .entry(StatusCode::Code(409))
+                    .or_insert(ReferenceOr::Item(conflict));
             }
             if method == "post" {
                 idempotent(op);
@@ -96,6 +97,22 @@ fn finish(t: TransformOpenApi<'_>) -> TransformOpenApi<'_> {
         }
     }
     t
+}
+
+/// A 409 whose body is `T`: a conflict with fields of its own (the route declares it).
+pub fn conflict<T: JsonSchema>(
+    mut op: aide::transform::TransformOperation<'_>,
+) -> aide::transform::TransformOperation<'_> {
+    let schema = generate::in_context(|ctx| ctx.schema.subschema_for::<T>());
+    let responses = op
+        .inner_mut()
+        .responses
+        .get_or_insert_with(Default::default);
+    responses.responses.insert(
+        StatusCode::Code(409),
+        ReferenceOr::Item(json_response("Conflict", schema)),
+    );
+    op
 }
 
 /// A POST takes an `Idempotency-Key` ([`crate::idempotency`]): the header, and the 422 of a

@@ -3,6 +3,9 @@
 use aide::OperationOutput;
 use aide::axum::ApiRouter;
 use aide::axum::routing::{get_with, post_with};
+use wm_types::common::PhoneExistsErrorBody;
+
+use crate::openapi::conflict;
 use aide::generate::GenContext;
 use aide::openapi::{Operation, Response, StatusCode as DocStatus};
 use axum::extract::State;
@@ -34,7 +37,9 @@ pub fn router() -> ApiRouter<AppState> {
             get_with(list, |op| {
                 op.tag(TAG).summary("List contacts with tabs and summary")
             })
-            .post_with(create, |op| op.tag(TAG).summary("Create a contact")),
+            .post_with(create, |op| {
+                conflict::<PhoneExistsErrorBody>(op.tag(TAG).summary("Create a contact"))
+            }),
         )
         .api_route(
             "/contacts/bulk",
@@ -46,7 +51,9 @@ pub fn router() -> ApiRouter<AppState> {
         .api_route(
             "/contacts/{id}",
             get_with(detail, |op| op.tag(TAG).summary("Get a contact"))
-                .patch_with(update, |op| op.tag(TAG).summary("Update a contact"))
+                .patch_with(update, |op| {
+                    conflict::<PhoneExistsErrorBody>(op.tag(TAG).summary("Update a contact"))
+                })
                 .delete_with(remove, |op| {
                     op.tag(TAG).summary("Delete a contact without history")
                 }),

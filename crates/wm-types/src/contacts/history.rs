@@ -236,7 +236,10 @@ fn common_fields_in_each_kind(schema: &mut schemars::Schema) {
     let Some(serde_json::Value::Array(kinds)) = top.get_mut("oneOf") else {
         return;
     };
-    for kind in kinds.iter_mut().filter_map(serde_json::Value::as_object_mut) {
+    for kind in kinds
+        .iter_mut()
+        .filter_map(serde_json::Value::as_object_mut)
+    {
         if let (Some(serde_json::Value::Object(fields)), Some(serde_json::Value::Object(own))) =
             (&common, kind.get_mut("properties"))
         {
