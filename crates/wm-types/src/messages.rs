@@ -195,6 +195,7 @@ pub struct Message {
     pub location: Option<MessageLocation>,
     /// Shared contact cards as the platform sent them (CONTACTS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<serde_json::Map<String, serde_json::Value>>>")]
     pub contacts: Option<Vec<serde_json::Value>>,
     /// Reaction (REACTION).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -332,6 +333,7 @@ pub struct SendTemplate {
     /// Values of its variables by position (`{"1": "Ana"}`), as for campaigns; a value may
     /// be a contact field (`{{firstName}}`).
     #[serde(default)]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, String>>")]
     pub variables: Option<serde_json::Map<String, serde_json::Value>>,
 }
 

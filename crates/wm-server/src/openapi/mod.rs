@@ -45,6 +45,11 @@ pub fn document<S: Clone + Send + Sync + 'static>(routes: impl FnOnce() -> ApiRo
             title: "wm API".into(),
             version: "1.0.0".into(),
             description: Some(DESCRIPTION.into()),
+            license: Some(aide::openapi::License {
+                name: "Apache-2.0".into(),
+                identifier: Some("Apache-2.0".into()),
+                ..Default::default()
+            }),
             ..Default::default()
         },
         servers: vec![Server {

@@ -83,8 +83,10 @@ impl OperationOutput for Download {
     ) -> Vec<(Option<DocStatus>, Response)> {
         let binary = json_schema!({"type": "string", "format": "binary"});
         let response = Response {
-            description: "The file, with the Content-Type the platform gave it".to_owned(),
-            content: [("*/*".to_owned(), media_type(binary))].into(),
+            description: "The file's bytes, sent with the Content-Type it was stored with \
+                (`image/jpeg`, `application/pdf`, …)"
+                .to_owned(),
+            content: [("application/octet-stream".to_owned(), media_type(binary))].into(),
             ..Default::default()
         };
         vec![(Some(DocStatus::Code(200)), response)]
