@@ -21,12 +21,14 @@
 
 #[path = "../crates/wm-server/tests/it/replicas_harness.rs"]
 mod harness;
+#[path = "process.rs"]
+mod process;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use harness::{ADMIN, Replica, call, free_port, fresh_pg_database, healthy, organisation, serve};
+use harness::{ADMIN, Replica, call, free_port, healthy, organisation, serve};
+use process::env_num;
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -38,13 +40,6 @@ use wm_fake_graph::{
 const APP_SECRET: &str = "bench-app-secret";
 const WABA: &str = "209000000000001";
 const PNID: &str = "109000000000001";
-
-fn env_num(k: &str, default: usize) -> usize {
-    std::env::var(k)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
@@ -90,19 +85,7 @@ async fn post_all(
 async fn main() -> anyhow::Result<()> {
     let n = env_num("MESSAGES", 10_000);
     let conns = env_num("CONNECTIONS", 64);
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let bin = std::env::var("WM_SERVER_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root.join("target/release/wm-server"));
-    let dir = std::env::temp_dir().join(format!("wm-bench-intake-{}", Uuid::new_v4()));
-    std::fs::create_dir_all(&dir)?;
-    let (db, kind) = match std::env::var("WM_BENCH_DATABASE_URL") {
-        Ok(url) if !url.is_empty() => (fresh_pg_database(&url).await, "PostgreSQL"),
-        _ => (
-            format!("sqlite://{}?mode=rwc", dir.join("wm.db").display()),
-            "SQLite",
-        ),
-    };
+    let process::Setup { bin, dir, db, kind } = process::setup("intake").await?;
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(120))

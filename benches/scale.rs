@@ -25,17 +25,17 @@ mod harness;
 mod inbox;
 #[path = "scale/measure.rs"]
 mod measure;
+#[path = "process.rs"]
+mod process;
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use harness::{ADMIN, Replica, call, free_port, fresh_pg_database, healthy, organisation};
+use harness::{ADMIN, Replica, call, free_port, healthy, organisation};
 use measure::{percentile, probe, rss_mb, sorted, timed};
 use serde_json::json;
-use uuid::Uuid;
 use wm_client::imports::ImportFile;
 use wm_client::types::imports::{ImportOptions, ImportStatus};
 
@@ -67,19 +67,7 @@ async fn main() -> anyhow::Result<()> {
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let bin = std::env::var("WM_SERVER_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root.join("target/release/wm-server"));
-    let dir = std::env::temp_dir().join(format!("wm-bench-scale-{}", Uuid::new_v4()));
-    std::fs::create_dir_all(&dir)?;
-    let (db, kind) = match std::env::var("WM_BENCH_DATABASE_URL") {
-        Ok(url) if !url.is_empty() => (fresh_pg_database(&url).await, "PostgreSQL"),
-        _ => (
-            format!("sqlite://{}?mode=rwc", dir.join("wm.db").display()),
-            "SQLite",
-        ),
-    };
+    let process::Setup { bin, dir, db, kind } = process::setup("scale").await?;
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(600))

@@ -171,9 +171,14 @@ pub fn request_schema_in<T: JsonSchema>(ctx: &mut aide::generate::GenContext) ->
     Schema::try_from(value).unwrap_or_else(|_| request_schema::<T>())
 }
 
-/// Whether a definition is an enumeration of values (a shared component).
+/// Whether a definition is an enumeration of values (a shared component): `enum`, or a
+/// `oneOf` of documented `const`s.
 fn is_enum(def: &Value) -> bool {
     def.get("enum").is_some()
+        || def
+            .get("oneOf")
+            .and_then(Value::as_array)
+            .is_some_and(|variants| variants.iter().all(|v| v.get("const").is_some()))
 }
 
 /// Inlines the references of `v` to `defs`, but an enum's, which stays a reference and is

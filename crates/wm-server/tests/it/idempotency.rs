@@ -207,3 +207,32 @@ async fn a_retried_import_with_a_new_boundary_is_the_same_request() {
     let jobs = org.get("/contacts/imports").await.ok(200);
     assert_eq!(jobs["data"].as_array().unwrap().len(), 1, "{jobs}");
 }
+
+#[tokio::test]
+async fn an_operator_top_up_retried_with_its_key_credits_once() {
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let base = app.listen().await;
+    let http = reqwest::Client::new();
+    let path = format!("/admin/organizations/{}/wallet/top-ups", org.id);
+    let amount = json!({"amount": 5.0});
+    let token = crate::support::ADMIN;
+    let (status, replayed, first) = post(&http, &base, token, &path, "top-up-1", &amount).await;
+    assert_eq!((status, replayed), (StatusCode::CREATED, false), "{first}");
+    let (status, replayed, again) = post(&http, &base, token, &path, "top-up-1", &amount).await;
+    assert_eq!((status, replayed), (StatusCode::CREATED, true));
+    assert_eq!(again, first);
+    let wallet = org.get("/wallet").await.ok(200);
+    assert_eq!(wallet["balance"], json!(5.0), "credited once: {wallet}");
+    // The operator's keys are not an API key's: the same key there is a new request.
+    let (status, replayed, _) = post(
+        &http,
+        &base,
+        &org.key,
+        "/contacts",
+        "top-up-1",
+        &json!({"fullName": "Ana"}),
+    )
+    .await;
+    assert_eq!((status, replayed), (StatusCode::CREATED, false));
+}
