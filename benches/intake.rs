@@ -27,15 +27,12 @@ mod process;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use harness::{ADMIN, Replica, call, free_port, healthy, organisation, serve};
+use harness::{ADMIN, Replica, call, free_port, healthy, organisation, platform_with, serve};
 use process::env_num;
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use uuid::Uuid;
-use wm_fake_graph::{
-    FakeGraph, FakeGraphOptions, NumberSpec, StatusOptions, TemplateSpec, TemplateStatus,
-    WebhookConfig,
-};
+use wm_fake_graph::{NumberSpec, StatusOptions};
 
 const APP_SECRET: &str = "bench-app-secret";
 const WABA: &str = "209000000000001";
@@ -96,32 +93,16 @@ async fn main() -> anyhow::Result<()> {
 
     // The platform: it accepts the sends and posts no status by itself (the load below
     // posts them, as fast as the connections allow).
-    let fake = FakeGraph::start(FakeGraphOptions {
-        webhook: Some(WebhookConfig {
-            url: webhook_url.clone(),
-            app_secret: APP_SECRET.to_owned(),
-            statuses: StatusOptions {
-                enabled: false,
-                ..Default::default()
-            },
-            retry: Default::default(),
-        }),
+    let quiet = StatusOptions {
+        enabled: false,
         ..Default::default()
-    })
-    .await?;
+    };
+    let fake = platform_with(&webhook_url, APP_SECRET, WABA, quiet).await;
     fake.register_number(NumberSpec {
         phone_number_id: PNID.into(),
         waba_id: WABA.into(),
         display_phone_number: "525500000001".into(),
         access_token: "EAAG-bench".into(),
-    });
-    fake.register_template(TemplateSpec {
-        waba_id: WABA.into(),
-        name: "promo".into(),
-        language: "es_MX".into(),
-        category: "MARKETING".into(),
-        status: TemplateStatus::Approved,
-        body_text: "Hola {{1}}".into(),
     });
     let server = Replica::start(
         &bin,

@@ -29,13 +29,7 @@ pub async fn setup(name: &str) -> anyhow::Result<Setup> {
         .unwrap_or_else(|_| root.join("target/release/wm-server"));
     let dir = std::env::temp_dir().join(format!("wm-bench-{name}-{}", Uuid::new_v4()));
     std::fs::create_dir_all(&dir)?;
-    let (db, kind) = match std::env::var("WM_BENCH_DATABASE_URL") {
-        Ok(url) if !url.is_empty() => (crate::harness::fresh_pg_database(&url).await, "PostgreSQL"),
-        _ => (
-            format!("sqlite://{}?mode=rwc", dir.join("wm.db").display()),
-            "SQLite",
-        ),
-    };
+    let (db, kind) = crate::harness::process_database("WM_BENCH_DATABASE_URL", &dir).await;
     Ok(Setup { bin, dir, db, kind })
 }
 

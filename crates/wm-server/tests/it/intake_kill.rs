@@ -13,14 +13,11 @@ use futures::StreamExt;
 use reqwest::Method;
 use sea_orm::{ColumnTrait, Database, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::{Value, json};
-use wm_fake_graph::{
-    FakeGraph, FakeGraphOptions, NumberSpec, StatusOptions, TemplateSpec, TemplateStatus,
-    WebhookConfig,
-};
+use wm_fake_graph::{NumberSpec, StatusOptions};
 use wm_server::db::entities::{ledger_entry, outbox_event, pending_status, platform_event};
 
 use crate::replicas_harness::{
-    ADMIN, Replica, call, free_port, fresh_pg_database, healthy, organisation,
+    ADMIN, Replica, call, free_port, healthy, organisation, platform_with, process_database,
 };
 use crate::support::WA_SECRET;
 use crate::whatsapp_kit::{NUMBER, PNID, TOKEN, WABA};
@@ -55,41 +52,22 @@ async fn unapplied(db: &sea_orm::DatabaseConnection) -> u64 {
 async fn a_kill_9_mid_burst_loses_and_doubles_no_status() {
     let dir = std::env::temp_dir().join(format!("wm-intake-kill-{}", uuid::Uuid::now_v7()));
     std::fs::create_dir_all(&dir).unwrap();
-    let db = match std::env::var("WM_TEST_DATABASE_URL") {
-        Ok(url) if !url.is_empty() => fresh_pg_database(&url).await,
-        _ => format!("sqlite://{}?mode=rwc", dir.join("wm.db").display()),
-    };
+    let (db, _) = process_database("WM_TEST_DATABASE_URL", &dir).await;
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::new();
     let (port_a, port_b) = (free_port(), free_port());
     // The platform posts no status by itself: the burst below is posted by the test.
-    let fake = FakeGraph::start(FakeGraphOptions {
-        webhook: Some(WebhookConfig {
-            url: format!("http://127.0.0.1:{port_a}/api/v1/platform/whatsapp/webhook"),
-            app_secret: WA_SECRET.to_owned(),
-            statuses: StatusOptions {
-                enabled: false,
-                ..Default::default()
-            },
-            retry: Default::default(),
-        }),
+    let webhook = format!("http://127.0.0.1:{port_a}/api/v1/platform/whatsapp/webhook");
+    let quiet = StatusOptions {
+        enabled: false,
         ..Default::default()
-    })
-    .await
-    .unwrap();
+    };
+    let fake = platform_with(&webhook, WA_SECRET, WABA, quiet).await;
     fake.register_number(NumberSpec {
         phone_number_id: PNID.into(),
         waba_id: WABA.into(),
         display_phone_number: NUMBER.trim_start_matches('+').into(),
         access_token: TOKEN.into(),
-    });
-    fake.register_template(TemplateSpec {
-        waba_id: WABA.into(),
-        name: "promo".into(),
-        language: "es_MX".into(),
-        category: "MARKETING".into(),
-        status: TemplateStatus::Approved,
-        body_text: "Hola {{1}}".into(),
     });
     let mut a = replica(&db, &fake.url(), port_a, &dir);
     let base = a.base();

@@ -36,6 +36,19 @@ pub async fn fresh_pg_database(url: &str) -> String {
     format!("{server}/{name}{query}")
 }
 
+/// The database of a test or benchmark that runs server processes, and its kind: a fresh
+/// database on the PostgreSQL server in the environment variable `var` when it is set, else
+/// a SQLite file in `dir`.
+pub async fn process_database(var: &str, dir: &Path) -> (String, &'static str) {
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => (fresh_pg_database(&url).await, "PostgreSQL"),
+        _ => (
+            format!("sqlite://{}?mode=rwc", dir.join("wm.db").display()),
+            "SQLite",
+        ),
+    }
+}
+
 /// A free loopback port.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -225,14 +238,31 @@ pub async fn balancer(http: reqwest::Client, ports: Vec<u16>) -> String {
 /// days; the fake's default gives up after 4 tries), with the approved template `promo`
 /// ("Hola {{1}}") on `waba`. Numbers are registered by the caller.
 pub async fn platform(balancer: &str, app_secret: &str, waba: &str) -> wm_fake_graph::FakeGraph {
+    platform_with(
+        &format!("{balancer}/platform"),
+        app_secret,
+        waba,
+        Default::default(),
+    )
+    .await
+}
+
+/// [`platform`] posting its webhooks to `url`, its statuses as `statuses` says (disabled:
+/// the caller posts them itself, say as a burst).
+pub async fn platform_with(
+    url: &str,
+    app_secret: &str,
+    waba: &str,
+    statuses: wm_fake_graph::StatusOptions,
+) -> wm_fake_graph::FakeGraph {
     use wm_fake_graph::{
         FakeGraph, FakeGraphOptions, RetryPolicy, TemplateSpec, TemplateStatus, WebhookConfig,
     };
     let fake = FakeGraph::start(FakeGraphOptions {
         webhook: Some(WebhookConfig {
-            url: format!("{balancer}/platform"),
+            url: url.to_owned(),
             app_secret: app_secret.to_owned(),
-            statuses: Default::default(),
+            statuses,
             retry: RetryPolicy {
                 max_attempts: 12,
                 initial_backoff_ms: 200,

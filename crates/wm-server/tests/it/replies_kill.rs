@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use wm_fake_graph::{InboundKind, InboundMessage, NumberSpec};
 
 use crate::replicas_harness::{
-    ADMIN, Replica, balancer, call, free_port, fresh_pg_database, healthy, organisation, platform,
+    ADMIN, Replica, balancer, call, free_port, healthy, organisation, platform, process_database,
 };
 use crate::support::WA_SECRET;
 use crate::whatsapp_kit::{NUMBER, PNID, TOKEN, WABA};
@@ -50,10 +50,7 @@ async fn thread(http: &reqwest::Client, base: &str, key: &str, c: &str) -> Vec<V
 async fn a_reply_is_sent_at_most_once_across_a_kill_9() {
     let dir = std::env::temp_dir().join(format!("wm-replies-kill-{}", uuid::Uuid::now_v7()));
     std::fs::create_dir_all(&dir).unwrap();
-    let db = match std::env::var("WM_TEST_DATABASE_URL") {
-        Ok(url) if !url.is_empty() => fresh_pg_database(&url).await,
-        _ => format!("sqlite://{}?mode=rwc", dir.join("wm.db").display()),
-    };
+    let (db, _) = process_database("WM_TEST_DATABASE_URL", &dir).await;
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::new();
     let (port_a, port_b) = (free_port(), free_port());
