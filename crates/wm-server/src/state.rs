@@ -130,6 +130,8 @@ pub struct Inner {
     pub intake_wake: tokio::sync::Notify,
     /// The platform intake's group commit: webhook bodies kept many per transaction.
     pub intake_commit: crate::services::platform::GroupCommit,
+    /// The group commits of `Idempotency-Key`s (taken, then answered).
+    pub idempotency: crate::idempotency::Groups,
     /// Wakes the media fetcher when a message with media was kept.
     pub media_wake: tokio::sync::Notify,
     /// Wakes the reply sender when a reply was queued.
@@ -199,6 +201,7 @@ impl AppState {
             campaign_wake: tokio::sync::Notify::new(),
             intake_wake: tokio::sync::Notify::new(),
             intake_commit: Default::default(),
+            idempotency: Default::default(),
             imports_wake: tokio::sync::Notify::new(),
             media_wake: tokio::sync::Notify::new(),
             reply_wake: tokio::sync::Notify::new(),

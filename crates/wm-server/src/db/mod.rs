@@ -10,6 +10,7 @@ pub mod contacts;
 pub mod conversations;
 pub mod deals;
 pub mod entities;
+pub mod group;
 pub mod identities;
 pub mod imports;
 pub mod lookups;

@@ -28,6 +28,7 @@ use uuid::Uuid;
 use wm_types::enums::ErrorCode;
 
 use crate::db::entities::idempotency_key as row;
+use crate::db::group::Group;
 use crate::error::ApiError;
 use crate::state::AppState;
 use fingerprint::Fingerprint;
@@ -45,6 +46,39 @@ pub const TTL_MS: i64 = 24 * 3_600_000;
 pub const LEASE_MS: i64 = 120_000;
 /// The largest body read to compare a repeated request (the largest any route takes).
 const MAX_BODY: usize = crate::services::imports::upload::MAX_IMPORT_BYTES;
+
+/// The two writes of a key, each with group commit ([`crate::db::group`]): many requests
+/// with keys at once take one writer's turn, not two each.
+#[derive(Default)]
+pub struct Groups {
+    take: Group<Take, Begin>,
+    finish: Group<Finish, ()>,
+}
+
+/// A key to take for a request.
+struct Take {
+    scope: Uuid,
+    key: String,
+    method: String,
+    path: String,
+    now: i64,
+}
+
+/// What a request that held a key leaves: its answer, or the key free again.
+enum Finish {
+    Remember {
+        scope: Uuid,
+        key: String,
+        digest: String,
+        status: StatusCode,
+        content_type: Option<String>,
+        body: String,
+    },
+    Forget {
+        scope: Uuid,
+        key: String,
+    },
+}
 
 /// What a key says about a request.
 enum Begin {
@@ -145,37 +179,64 @@ async fn begin(
     {
         return Ok(Begin::Answered(held));
     }
-    let txn = state.db.write().await?;
+    let take = Take {
+        scope,
+        key: key.to_owned(),
+        method: parts.method.as_str().to_owned(),
+        path: parts.uri.path().to_owned(),
+        now,
+    };
+    let st = state.clone();
+    state
+        .idempotency
+        .take
+        .run(take, move |items| take_all(st.clone(), items))
+        .await
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("the Idempotency-Key was not taken: {e}")))
+}
+
+/// Takes the keys of one turn in one transaction.
+async fn take_all(state: AppState, items: Vec<Take>) -> Result<Vec<Begin>, String> {
+    let taken = async {
+        let txn = state.db.write().await?;
+        let mut out = Vec::with_capacity(items.len());
+        for t in items {
+            out.push(take_one(&*txn, t).await?);
+        }
+        txn.commit().await?;
+        Ok::<_, sea_orm::DbErr>(out)
+    };
+    taken.await.map_err(|e| e.to_string())
+}
+
+async fn take_one(conn: &impl ConnectionTrait, t: Take) -> Result<Begin, sea_orm::DbErr> {
     let taken = row::Entity::insert(row::ActiveModel {
-        scope: Set(scope),
-        idempotency_key: Set(key.to_owned()),
+        scope: Set(t.scope),
+        idempotency_key: Set(t.key.clone()),
         fingerprint: Set(String::new()),
-        method: Set(parts.method.as_str().to_owned()),
-        path: Set(parts.uri.path().to_owned()),
+        method: Set(t.method),
+        path: Set(t.path),
         status_code: Set(None),
         content_type: Set(None),
         body: Set(None),
-        locked_until: Set(Some(now + LEASE_MS)),
-        created_at: Set(now),
+        locked_until: Set(Some(t.now + LEASE_MS)),
+        created_at: Set(t.now),
     })
     .on_conflict(
         OnConflict::columns([row::Column::Scope, row::Column::IdempotencyKey])
             .do_nothing()
             .to_owned(),
     )
-    .exec_without_returning(&*txn)
+    .exec_without_returning(conn)
     .await?;
-    let begun = if taken == 1 {
-        Begin::Run
-    } else {
-        match by_key(scope, key).one(&*txn).await? {
-            // Forgotten between the two statements: taken by whoever wrote it again.
-            None => Begin::Running,
-            Some(held) => take_over(&*txn, held, now).await?,
-        }
-    };
-    txn.commit().await?;
-    Ok(begun)
+    if taken == 1 {
+        return Ok(Begin::Run);
+    }
+    match by_key(t.scope, &t.key).one(conn).await? {
+        // Forgotten between the two statements: taken by whoever wrote it again.
+        None => Ok(Begin::Running),
+        Some(held) => take_over(conn, held, t.now).await,
+    }
 }
 
 /// A key already written: its answer, or the key itself when it expired or its request
@@ -184,7 +245,7 @@ async fn take_over(
     conn: &impl ConnectionTrait,
     held: row::Model,
     now: i64,
-) -> Result<Begin, ApiError> {
+) -> Result<Begin, sea_orm::DbErr> {
     let expired = held.created_at <= now - TTL_MS;
     if !expired {
         if held.status_code.is_some() {
@@ -229,7 +290,14 @@ async fn finish(
     let bytes = match axum::body::to_bytes(body, usize::MAX).await {
         Ok(b) => b,
         Err(e) => {
-            let _ = forget(state, scope, key).await;
+            let _ = leave(
+                state,
+                Finish::Forget {
+                    scope,
+                    key: key.to_owned(),
+                },
+            )
+            .await;
             return ApiError::Internal(anyhow::anyhow!("the answer could not be read: {e}"))
                 .into_response();
         }
@@ -240,59 +308,87 @@ async fn finish(
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::TOO_MANY_REQUESTS
         ));
     let text = std::str::from_utf8(&bytes).ok();
-    let kept = match (ran, digest, text) {
-        (true, Some(digest), Some(text)) => {
-            let content_type = parts
+    let (scope, key) = (scope, key.to_owned());
+    let item = match (ran, digest, text) {
+        (true, Some(digest), Some(text)) => Finish::Remember {
+            scope,
+            key,
+            digest,
+            status,
+            content_type: parts
                 .headers
                 .get(header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            remember(state, scope, key, &digest, status, content_type, text).await
-        }
-        _ => forget(state, scope, key).await,
+                .map(str::to_owned),
+            body: text.to_owned(),
+        },
+        _ => Finish::Forget { scope, key },
     };
+    let kept = leave(state, item).await;
     if let Err(e) = kept {
         // The answer stands; a retry with the key may run the request again (as without
         // a key), which is logged.
-        tracing::error!(error = %format!("{e:#}"), "an Idempotency-Key answer was not kept");
+        tracing::error!(error = %e, "an Idempotency-Key answer was not kept");
     }
     Response::from_parts(parts, Body::from(bytes))
 }
 
-async fn remember(
-    state: &AppState,
-    scope: Uuid,
-    key: &str,
-    digest: &str,
-    status: StatusCode,
-    content_type: Option<String>,
-    body: &str,
-) -> Result<(), sea_orm::DbErr> {
-    let txn = state.db.write().await?;
-    row::Entity::update_many()
-        .col_expr(row::Column::Fingerprint, Expr::val(digest))
-        .col_expr(
-            row::Column::StatusCode,
-            Expr::val(i32::from(status.as_u16())),
-        )
-        .col_expr(row::Column::ContentType, Expr::val(content_type))
-        .col_expr(row::Column::Body, Expr::val(body))
-        .col_expr(row::Column::LockedUntil, Expr::val(Option::<i64>::None))
-        .filter(row::Column::Scope.eq(scope))
-        .filter(row::Column::IdempotencyKey.eq(key))
-        .exec(&*txn)
-        .await?;
-    txn.commit().await
+/// Leaves a key as its request ended (with the other requests' of the same turn).
+async fn leave(state: &AppState, item: Finish) -> Result<(), String> {
+    let st = state.clone();
+    state
+        .idempotency
+        .finish
+        .run(item, move |items| finish_all(st.clone(), items))
+        .await
 }
 
-async fn forget(state: &AppState, scope: Uuid, key: &str) -> Result<(), sea_orm::DbErr> {
-    let txn = state.db.write().await?;
-    row::Entity::delete_many()
-        .filter(row::Column::Scope.eq(scope))
-        .filter(row::Column::IdempotencyKey.eq(key))
-        .exec(&*txn)
-        .await?;
-    txn.commit().await
+async fn finish_all(state: AppState, items: Vec<Finish>) -> Result<Vec<()>, String> {
+    let n = items.len();
+    let done = async {
+        let txn = state.db.write().await?;
+        for item in items {
+            finish_one(&*txn, item).await?;
+        }
+        txn.commit().await
+    };
+    done.await.map_err(|e| e.to_string())?;
+    Ok(vec![(); n])
+}
+
+async fn finish_one(conn: &impl ConnectionTrait, item: Finish) -> Result<(), sea_orm::DbErr> {
+    match item {
+        Finish::Remember {
+            scope,
+            key,
+            digest,
+            status,
+            content_type,
+            body,
+        } => {
+            row::Entity::update_many()
+                .col_expr(row::Column::Fingerprint, Expr::val(digest))
+                .col_expr(
+                    row::Column::StatusCode,
+                    Expr::val(i32::from(status.as_u16())),
+                )
+                .col_expr(row::Column::ContentType, Expr::val(content_type))
+                .col_expr(row::Column::Body, Expr::val(body))
+                .col_expr(row::Column::LockedUntil, Expr::val(Option::<i64>::None))
+                .filter(row::Column::Scope.eq(scope))
+                .filter(row::Column::IdempotencyKey.eq(key))
+                .exec(conn)
+                .await?;
+        }
+        Finish::Forget { scope, key } => {
+            row::Entity::delete_many()
+                .filter(row::Column::Scope.eq(scope))
+                .filter(row::Column::IdempotencyKey.eq(key))
+                .exec(conn)
+                .await?;
+        }
+    }
+    Ok(())
 }
 
 /// The kept answer, again.
