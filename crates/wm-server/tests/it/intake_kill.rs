@@ -24,9 +24,9 @@ use crate::whatsapp_kit::{NUMBER, PNID, TOKEN, WABA};
 
 /// Messages sent; of them, the first `FAILED` fail at the platform and the rest are
 /// delivered and read. `UNKNOWN` statuses name messages wm never recorded.
-const SENT: usize = 400;
-const FAILED: usize = 40;
-const UNKNOWN: usize = 400;
+const SENT: usize = 200;
+const FAILED: usize = 20;
+const UNKNOWN: usize = 200;
 
 fn replica(db: &str, graph: &str, port: u16, dir: &Path) -> Replica {
     Replica::start(
