@@ -18,10 +18,8 @@ use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
 use uuid::Uuid;
 use wm_core::provider::StatusUpdate;
 use wm_types::enums::RecipientStatus;
-use wm_types::events::EventKind;
 
 use crate::db::entities::recipient;
-use crate::db::outbox;
 
 /// How many recipients one statement names (its bound values stay far below SQLite's and
 /// PostgreSQL's limits).
@@ -55,7 +53,6 @@ pub async fn apply_many(
     now: i64,
 ) -> Result<usize, DbErr> {
     let mut lookup = Lookup::load(conn, statuses).await?;
-    let mut wanted = Wanted::default();
     let mut wave = Wave::default();
     let mut moved = 0;
     for (org, u) in statuses {
@@ -63,13 +60,13 @@ pub async fn apply_many(
         match found {
             Some(r) => {
                 if wave.holds(r.id) {
-                    moved += wave.apply(conn, &mut wanted, now).await?;
+                    moved += wave.apply(conn, now).await?;
                 }
                 lookup.named(&r, u);
                 wave.push(r, u.clone());
             }
             None => {
-                moved += wave.apply(conn, &mut wanted, now).await?;
+                moved += wave.apply(conn, now).await?;
                 if super::apply(conn, *org, u, now).await? == super::Applied::Moved {
                     moved += 1;
                 }
@@ -79,7 +76,7 @@ pub async fn apply_many(
             }
         }
     }
-    moved += wave.apply(conn, &mut wanted, now).await?;
+    moved += wave.apply(conn, now).await?;
     Ok(moved)
 }
 
@@ -200,21 +197,6 @@ impl Lookup {
     }
 }
 
-/// Whether an organisation's webhooks take `message.sent`, asked once per batch.
-#[derive(Default)]
-struct Wanted(HashMap<Uuid, bool>);
-
-impl Wanted {
-    async fn sent(&mut self, conn: &impl ConnectionTrait, org: Uuid) -> Result<bool, DbErr> {
-        if let Some(w) = self.0.get(&org) {
-            return Ok(*w);
-        }
-        let w = outbox::wanted(conn, org, EventKind::MessageSent).await?;
-        self.0.insert(org, w);
-        Ok(w)
-    }
-}
-
 /// Statuses of distinct recipients, in their order.
 #[derive(Default)]
 struct Wave {
@@ -233,12 +215,7 @@ impl Wave {
     }
 
     /// Applies the wave and empties it; how many recipients moved.
-    async fn apply(
-        &mut self,
-        conn: &impl ConnectionTrait,
-        wanted: &mut Wanted,
-        now: i64,
-    ) -> Result<usize, DbErr> {
+    async fn apply(&mut self, conn: &impl ConnectionTrait, now: i64) -> Result<usize, DbErr> {
         let items = std::mem::take(&mut self.items);
         self.ids.clear();
         if items.is_empty() {
@@ -263,12 +240,10 @@ impl Wave {
                 super::remember_message_id(conn, r.id, &u.provider_message_id).await?;
             }
         }
-        // `message.sent` for each move, in the statuses' order, per organisation.
+        // `message.sent` for each move, in the statuses' order, per organisation (if its
+        // webhooks take it: `announce_recipients` asks).
         let mut announced: Vec<(Uuid, Vec<Uuid>)> = Vec::new();
         for (r, _) in items.iter().filter(|(r, _)| moved.contains(&r.id)) {
-            if !wanted.sent(conn, r.org).await? {
-                continue;
-            }
             match announced.iter_mut().find(|(org, _)| *org == r.org) {
                 Some((_, ids)) => ids.push(r.id),
                 None => announced.push((r.org, vec![r.id])),
