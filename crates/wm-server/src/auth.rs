@@ -39,9 +39,19 @@ fn invalid_key() -> ApiError {
     )
 }
 
+/// A request the console makes in-process for a signed-in session: the API key it acts
+/// as, by its stored hash. Request extensions never come from the network, so only code in
+/// this process can set it; the key itself is kept nowhere.
+#[derive(Debug, Clone)]
+pub struct KeyByHash(pub String);
+
 /// Looks a presented key up. `Ok(None)`: no such active key (unknown or revoked).
 async fn lookup(state: &AppState, key: &str) -> Result<Option<AuthContext>, ApiError> {
-    let hash = hash_key(key);
+    lookup_hash(state, hash_key(key)).await
+}
+
+/// [`lookup`] by the key's hash (the console's sessions hold only that).
+pub async fn lookup_hash(state: &AppState, hash: String) -> Result<Option<AuthContext>, ApiError> {
     if let Some(ctx) = state.keys.get(&hash) {
         return Ok(Some(ctx));
     }
@@ -73,10 +83,12 @@ async fn lookup(state: &AppState, key: &str) -> Result<Option<AuthContext>, ApiE
 /// Middleware of the API-key routes: authenticates, applies the rate limit, stores the
 /// [`AuthContext`] for the handler and adds the `RateLimit-*` headers to every answer.
 pub async fn api_key_auth(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    let Some(key) = bearer(req.headers()) else {
-        return invalid_key().into_response();
+    let hash = match (req.extensions().get::<KeyByHash>(), bearer(req.headers())) {
+        (Some(KeyByHash(hash)), _) => hash.clone(),
+        (None, Some(key)) => hash_key(key),
+        (None, None) => return invalid_key().into_response(),
     };
-    let ctx = match lookup(&state, key).await {
+    let ctx = match lookup_hash(&state, hash).await {
         Ok(Some(ctx)) => ctx,
         Ok(None) => return invalid_key().into_response(),
         Err(e) => return e.into_response(),

@@ -169,7 +169,41 @@ async fn seed_org(state: &AppState, now: i64) -> anyhow::Result<(Uuid, Uuid)> {
             .await
             .map_err(|e| anyhow::anyhow!("seeding contact {i}: {e}"))?;
     }
+    seed_conversations(state, org.id, now).await?;
     Ok((org.id, owner.id))
+}
+
+/// Two customers who wrote: one an hour ago (the 24-hour window is open: a reply goes as
+/// text) and one two days ago (closed: only a template can be sent).
+async fn seed_conversations(state: &AppState, org: Uuid, now: i64) -> anyhow::Result<()> {
+    use wm_types::campaigns::Inbound;
+    use wm_types::enums::ChannelType;
+    const HOUR: i64 = 60 * 60 * 1000;
+    for (name, number, text, ago) in [
+        (
+            "Tomás Torres",
+            "5215512340002",
+            "Hola, ¿puedo cambiar la dirección de mi pedido?",
+            HOUR,
+        ),
+        (
+            "Renata Ríos",
+            "5215512340001",
+            "¿Siguen abiertos el domingo?",
+            48 * HOUR,
+        ),
+    ] {
+        let body = Inbound {
+            channel_type: ChannelType::MessagingAppA,
+            external_id: number.into(),
+            full_name: Some(name.into()),
+            text: Some(text.into()),
+        };
+        crate::services::inbound::inbound_at(state, org, body, now - ago)
+            .await
+            .map_err(|e| anyhow::anyhow!("seeding {name}'s conversation: {e}"))?;
+    }
+    Ok(())
 }
 
 /// A sender number, three templates and 25.00 in the wallet.

@@ -17,7 +17,8 @@
 //! their pacing), [`secrets`] (platform tokens encrypted at rest), [`cache`] (organisation
 //! lookups), [`changes`] (cache invalidation every replica sees), [`ttl`] (the one TTL
 //! map under every cache and limiter), [`demo`],
-//! [`observe`] (request logs, metrics, readiness).
+//! [`observe`] (request logs, metrics, readiness), [`console`] (the web console under
+//! `/console`, over the API).
 //!
 //! A host app that mounts [`router`] runs the workers with [`worker::spawn_all`].
 //!
@@ -39,6 +40,7 @@ pub mod auth;
 pub mod cache;
 pub mod changes;
 pub mod config;
+pub mod console;
 pub mod db;
 pub mod demo;
 pub mod error;
@@ -229,8 +231,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     run(state, listener, signal()).await
 }
 
-/// Serves `state` under `/api/v1` on `listener`, with the background workers (webhook
-/// deliveries, campaign sending), until `shutdown` resolves. Then, at once, readiness
+/// Serves `state` under `/api/v1` (and the console under `/console`) on `listener`, with
+/// the background workers (webhook deliveries, campaign sending), until `shutdown` resolves. Then, at once, readiness
 /// answers 503 and the workers stop between messages and hand their leases back; the
 /// listener keeps serving for [`listener::Limits::shutdown_delay`] (or until a second
 /// signal), so the load balancer stops sending traffic first, and then drains.
@@ -255,7 +257,9 @@ pub async fn run(
             _ = signal() => tracing::info!("second signal: stopping now"),
         }
     };
-    let app = Router::new().nest("/api/v1", router(state.clone()));
+    let app = Router::new()
+        .nest("/api/v1", router(state.clone()))
+        .merge(console::router(state.clone()));
     let served = listener::serve(listener, app, limits, shutdown).await;
     state.stop.cancel();
     for w in workers {

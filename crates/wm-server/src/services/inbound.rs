@@ -41,6 +41,26 @@ pub struct InboundResult {
 /// MESSAGING_APP_A_INBOUND) and marks their latest SENT/DELIVERED/READ campaign message
 /// REPLIED. It lands in the contact's OPEN conversation on that channel (opened if needed).
 pub async fn inbound(state: &AppState, org: Uuid, body: Inbound) -> ApiResult<InboundResult> {
+    inbound_written(state, org, body, None).await
+}
+
+/// [`inbound`] for a message written at `at_ms` (in the past: the demo's older
+/// conversations, whose 24-hour window has closed).
+pub async fn inbound_at(
+    state: &AppState,
+    org: Uuid,
+    body: Inbound,
+    at_ms: i64,
+) -> ApiResult<InboundResult> {
+    inbound_written(state, org, body, Some(at_ms)).await
+}
+
+async fn inbound_written(
+    state: &AppState,
+    org: Uuid,
+    body: Inbound,
+    at_ms: Option<i64>,
+) -> ApiResult<InboundResult> {
     let mut content = Content::of(MessageType::Text, "text");
     content.text = body.text.clone();
     let arrival = Arrival {
@@ -48,7 +68,7 @@ pub async fn inbound(state: &AppState, org: Uuid, body: Inbound) -> ApiResult<In
         content,
         context_id: None,
         platform: None,
-        at_ms: None,
+        at_ms,
     };
     let applied = apply(state, org, arrival).await?;
     // Only a platform message id is ever found seen.

@@ -8,6 +8,7 @@ pub mod automation;
 pub mod automation_run;
 pub mod campaign;
 pub mod channel;
+pub mod console_session;
 pub mod contact;
 pub mod contact_count;
 pub mod contact_import;

@@ -24,6 +24,7 @@ mod m0014_audience_tallies;
 mod m0015_ledger_order;
 mod m0016_messages;
 mod m0017_idempotency;
+mod m0018_console_sessions;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -49,6 +50,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0015_ledger_order::Migration),
             Box::new(m0016_messages::Migration),
             Box::new(m0017_idempotency::Migration),
+            Box::new(m0018_console_sessions::Migration),
         ]
     }
 }

@@ -1,0 +1,94 @@
+//! CSRF protection of every console form. A POST must come from the console's own origin
+//! (when the browser says where it comes from) and carry the session's token in `_csrf`
+//! (the sign-in form: the token of its own cookie, as there is no session yet). Multipart
+//! forms (the import upload) are checked by their handler, whose first part is `_csrf`, so
+//! the file streams through untouched.
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+
+use super::Console;
+use super::session::{self, SIGN_IN_COOKIE, Session};
+
+/// Largest URL-encoded form the console takes (a list of 20,000 contact ids fits).
+const MAX_FORM: usize = 2 * 1024 * 1024;
+
+/// The path of the sign-in form.
+pub const SIGN_IN: &str = "/console/sign-in";
+
+/// The middleware; see the module.
+pub async fn guard(State(console): State<Console>, req: Request, next: Next) -> Response {
+    if matches!(*req.method(), Method::GET | Method::HEAD) {
+        return next.run(req).await;
+    }
+    if !same_origin(&req) {
+        return refused("This form came from another site; it was not sent.");
+    }
+    let multipart = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("multipart/form-data"));
+    let sign_in = req.uri().path() == SIGN_IN;
+    let expected = if sign_in {
+        session::cookie(req.headers(), SIGN_IN_COOKIE).map(str::to_owned)
+    } else {
+        Session::csrf_of(&console.state, req.headers()).await
+    };
+    let Some(expected) = expected else {
+        // No session (signed out, or expired): sign in first.
+        return Redirect::to(SIGN_IN).into_response();
+    };
+    if multipart {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_FORM).await else {
+        return (StatusCode::PAYLOAD_TOO_LARGE, "The form is too large.").into_response();
+    };
+    let sent = form_urlencoded::parse(&bytes)
+        .find(|(k, _)| k == "_csrf")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default();
+    if !session::same_token(&sent, &expected) {
+        return expired();
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// Whether the form's `Origin` (sent by every current browser on a POST) names this host.
+fn same_origin(req: &Request) -> bool {
+    let Some(origin) = req
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return true;
+    };
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let origin_host = origin
+        .split_once("://")
+        .map(|(_, rest)| rest)
+        .unwrap_or_default();
+    !host.is_empty() && origin_host.eq_ignore_ascii_case(host)
+}
+
+/// The answer to a form whose token is missing or stale.
+pub fn expired() -> Response {
+    refused("This form has expired. Reload the page and send it again.")
+}
+
+fn refused(message: &str) -> Response {
+    super::page::bare_answer(
+        StatusCode::FORBIDDEN,
+        super::page::bare_page("Refused", message),
+    )
+}

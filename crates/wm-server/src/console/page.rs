@@ -1,0 +1,272 @@
+//! The page shell every console page shares (head, navigation, flash, sign-out), the
+//! answers pages give (a page, a redirect with a message, an error page), and the
+//! security headers on all of them.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use maud::{DOCTYPE, Markup, html};
+use wm_types::enums::Scope;
+
+use super::api::Failure;
+use super::assets;
+use super::session::{self, FLASH_COOKIE, Flash, Session};
+
+/// The console's sections, in the navigation's order: label, path, the scope that opens it.
+pub const SECTIONS: &[(&str, &str, Option<Scope>)] = &[
+    ("Home", "/console", None),
+    ("Contacts", "/console/contacts", Some(Scope::ContactsRead)),
+    ("Import", "/console/imports", Some(Scope::ContactsRead)),
+    (
+        "Campaigns",
+        "/console/campaigns",
+        Some(Scope::CampaignsRead),
+    ),
+    ("Inbox", "/console/inbox", Some(Scope::ConversationsRead)),
+    ("Webhooks", "/console/webhooks", Some(Scope::WebhooksRead)),
+    (
+        "Templates",
+        "/console/templates",
+        Some(Scope::CampaignsRead),
+    ),
+    ("Numbers", "/console/numbers", Some(Scope::CampaignsRead)),
+    (
+        "Automations",
+        "/console/automations",
+        Some(Scope::AutomationsRead),
+    ),
+    ("Reports", "/console/reports", Some(Scope::ReportsRead)),
+];
+
+/// A rendered page, with what its answer must also do.
+pub struct Page {
+    markup: Markup,
+    status: StatusCode,
+    clear_flash: bool,
+    secure: bool,
+}
+
+impl Page {
+    /// The same page with another status (a form shown again with its error: 422).
+    pub fn with_status(mut self, status: StatusCode) -> Page {
+        self.status = status;
+        self
+    }
+}
+
+impl IntoResponse for Page {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, html_headers(), self.markup.into_string()).into_response();
+        if self.clear_flash {
+            response.headers_mut().append(
+                header::SET_COOKIE,
+                session::clear_cookie(self.secure, FLASH_COOKIE),
+            );
+        }
+        response
+    }
+}
+
+/// Headers of every HTML answer: no caching of private pages, no framing, and a CSP that
+/// allows only the console's own files (no inline script or style anywhere).
+pub fn html_headers() -> [(header::HeaderName, HeaderValue); 5] {
+    [
+        (
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        ),
+        (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+        (
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(
+                "default-src 'self'; img-src 'self' data:; media-src 'self'; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            ),
+        ),
+        (
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ),
+        (
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("same-origin"),
+        ),
+    ]
+}
+
+fn head(title: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) " · wm console" }
+            link rel="stylesheet" href=(assets::CSS.path());
+            link rel="icon" href="data:,";
+            script src=(assets::JS.path()) defer {}
+        }
+    }
+}
+
+/// A whole page for a signed-in session: `section` is the navigation entry it belongs to;
+/// `body` starts with the page's own `h1`.
+pub fn page(s: &Session, section: &str, title: &str, body: Markup) -> Page {
+    let markup = html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            body {
+                a.skip href="#main" { "Skip to content" }
+                header.top {
+                    a.brand href="/console" { "wm" }
+                    nav aria-label="Main" {
+                        ul {
+                            @for (label, href, scope) in SECTIONS {
+                                @if scope.is_none_or(|sc| s.can(sc)) {
+                                    li {
+                                        @if *label == section {
+                                            a href=(href) aria-current="page" { (label) }
+                                        } @else {
+                                            a href=(href) { (label) }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    form.sign-out method="post" action="/console/sign-out" {
+                        input type="hidden" name="_csrf" value=(s.csrf);
+                        span.who { (s.caller.user_name) }
+                        button type="submit" { "Sign out" }
+                    }
+                }
+                main id="main" tabindex="-1" {
+                    @if let Some(flash) = &s.flash {
+                        (flash_box(flash))
+                    }
+                    (body)
+                }
+            }
+        }
+    };
+    Page {
+        markup,
+        status: StatusCode::OK,
+        clear_flash: s.flash.is_some(),
+        secure: s.secure,
+    }
+}
+
+/// A message box: `role="alert"` for errors, `role="status"` otherwise.
+pub fn flash_box(flash: &Flash) -> Markup {
+    html! {
+        @if flash.error {
+            div.flash.error role="alert" { (flash.text) }
+        } @else {
+            div.flash role="status" { (flash.text) }
+        }
+    }
+}
+
+/// A page without a session (sign-in, refusals).
+pub fn bare_page(title: &str, body: impl maud::Render) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            body.bare {
+                main id="main" {
+                    h1 { (title) }
+                    p { (body) }
+                    p { a href="/console" { "Back to the console" } }
+                }
+            }
+        }
+    }
+}
+
+/// A bare page as an answer, for markup built by the caller.
+pub fn bare_answer(status: StatusCode, markup: Markup) -> Response {
+    (status, html_headers(), markup.into_string()).into_response()
+}
+
+/// 303 to `to`, leaving `flash` for the page there.
+pub fn redirect(s: &Session, to: &str, flash: Flash) -> Response {
+    let mut response = Redirect::to(to).into_response();
+    response.headers_mut().append(
+        header::SET_COOKIE,
+        session::set_cookie(s.secure, FLASH_COOKIE, &session::flash_value(&flash), 60),
+    );
+    response
+}
+
+/// A success message.
+pub fn done(text: impl Into<String>) -> Flash {
+    Flash {
+        error: false,
+        text: text.into(),
+    }
+}
+
+/// A failure message in the console's own words (a form left incomplete).
+pub fn problem(text: impl Into<String>) -> Flash {
+    Flash {
+        error: true,
+        text: text.into(),
+    }
+}
+
+/// A failure message in the API's words.
+pub fn failed(failure: &Failure) -> Flash {
+    Flash {
+        error: true,
+        text: failure.message.clone(),
+    }
+}
+
+/// Why a console request could not be answered with its page.
+#[derive(Debug)]
+pub enum ConsoleError {
+    /// No session (or it ended): to the sign-in page.
+    SignedOut,
+    /// The API refused or failed.
+    Api(Failure),
+    /// The console itself failed.
+    Internal(anyhow::Error),
+}
+
+impl From<Failure> for ConsoleError {
+    fn from(f: Failure) -> Self {
+        ConsoleError::Api(f)
+    }
+}
+
+impl IntoResponse for ConsoleError {
+    fn into_response(self) -> Response {
+        match self {
+            ConsoleError::SignedOut => Redirect::to(super::csrf::SIGN_IN).into_response(),
+            ConsoleError::Api(f) if f.status == StatusCode::UNAUTHORIZED => {
+                Redirect::to(super::csrf::SIGN_IN).into_response()
+            }
+            ConsoleError::Api(f) => {
+                let title = match f.status {
+                    StatusCode::FORBIDDEN => "Not allowed with this key",
+                    StatusCode::NOT_FOUND => "Not found",
+                    s if s.is_server_error() => "Something went wrong",
+                    _ => "Refused",
+                };
+                bare_answer(f.status, bare_page(title, f.message.as_str()))
+            }
+            ConsoleError::Internal(e) => {
+                tracing::error!(error = %e, "console page failed");
+                bare_answer(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    bare_page(
+                        "Something went wrong",
+                        "The page could not be shown; the server log has the details.",
+                    ),
+                )
+            }
+        }
+    }
+}
+
+/// What a page handler returns.
+pub type PageResult<T = Page> = Result<T, ConsoleError>;

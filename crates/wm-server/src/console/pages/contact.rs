@@ -1,0 +1,162 @@
+//! One contact: details, consent, tags, identities, open deals, the timeline and notes,
+//! with a note box when the key may write.
+
+use axum::extract::{Path, State};
+use axum::http::Method;
+use axum::response::Response;
+use maud::{Markup, html};
+use uuid::Uuid;
+use wm_types::common::Page as ApiPage;
+use wm_types::contacts::{Contact, CreateNote, Note, TimelineEntry, TimelineKind};
+use wm_types::enums::Scope;
+
+use crate::console::Console;
+use crate::console::page::{Page, PageResult, done, failed, page, problem, redirect};
+use crate::console::session::Session;
+use crate::console::view::{Fields, badge, hidden, money, when};
+
+/// `GET /console/contacts/{id}`.
+pub async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) -> PageResult<Page> {
+    let (c, timeline, notes) = tokio::try_join!(
+        s.api.get::<Contact>(format!("/contacts/{id}")),
+        s.api
+            .get::<ApiPage<TimelineEntry>>(format!("/contacts/{id}/timeline?pageSize=30")),
+        s.api
+            .get::<ApiPage<Note>>(format!("/contacts/{id}/notes?pageSize=20")),
+    )?;
+    let name = c
+        .full_name
+        .clone()
+        .unwrap_or_else(|| "Unnamed contact".into());
+    Ok(page(
+        &s,
+        "Contacts",
+        &name,
+        html! {
+            h1 { (name) }
+            @if s.can(Scope::ContactsWrite) {
+                p { a.button href={ "/console/contacts/" (id) "/edit" } { "Edit contact" } }
+            }
+            div.grid {
+                section.card aria-labelledby="details-h" {
+                    h2 id="details-h" { "Details" }
+                    dl.facts {
+                        dt { "Phone" } dd { (c.primary_phone.as_deref().unwrap_or("—")) }
+                        dt { "E-mail" } dd { (c.primary_email.as_deref().unwrap_or("—")) }
+                        dt { "Company" } dd { (c.company.as_deref().unwrap_or("—")) }
+                        dt { "Country" } dd { (c.country.as_deref().unwrap_or("—")) }
+                        dt { "Stage" } dd { (c.lifecycle_stage.as_ref().map(|st| st.name.as_str()).unwrap_or("—")) }
+                        dt { "Owner" } dd { (c.owner.as_ref().map(|o| o.full_name.as_str()).unwrap_or("—")) }
+                        dt { "Source" } dd { (c.source.as_str()) }
+                        dt { "Created" } dd { (when(&c.created_at)) }
+                    }
+                }
+                section.card aria-labelledby="consent-h" {
+                    h2 id="consent-h" { "Consent and tags" }
+                    dl.facts {
+                        dt { "Consent" }
+                        dd {
+                            @if c.consent.given { "Given" } @else { "Not given" }
+                            @if let Some(how) = &c.consent.how { " (" (how.as_str()) ")" }
+                            @if let Some(at) = &c.consent.at { " on " (when(at)) }
+                        }
+                        dt { "Messaging" } dd { @if c.opted_out { (badge("OPTED_OUT")) } @else { "Allowed" } }
+                        dt { "Tags" } dd { @if c.tags.is_empty() { "—" } @else { (c.tags.join(", ")) } }
+                        dt { "Identities" }
+                        dd {
+                            @if c.identities.is_empty() { "—" }
+                            @for i in &c.identities { (i.channel_type.as_str()) ": " (i.external_id) br; }
+                        }
+                    }
+                    @if let Some(deals) = c.open_deals.as_ref().filter(|d| !d.is_empty()) {
+                        h3 { "Open deals" }
+                        ul { @for d in deals { li { (d.title) " · " (money(d.value, "")) } } }
+                    }
+                }
+            }
+            section.card aria-labelledby="notes-h" {
+                h2 id="notes-h" { "Notes" }
+                @if s.can(Scope::ContactsWrite) {
+                    form.stack method="post" action={ "/console/contacts/" (id) "/notes" } {
+                        (hidden(&s))
+                        div.field {
+                            label for="note-body" { "New note" }
+                            textarea id="note-body" name="body" required maxlength="4000" {}
+                        }
+                        div { button type="submit" { "Add note" } }
+                    }
+                }
+                @if notes.data.is_empty() { p.muted { "No notes yet." } }
+                ul {
+                    @for n in &notes.data {
+                        li { (n.body) " " span.muted { "— " (n.author.full_name) ", " (when(&n.created_at)) } }
+                    }
+                }
+            }
+            section.card aria-labelledby="timeline-h" {
+                h2 id="timeline-h" { "Timeline" }
+                ol {
+                    @for e in &timeline.data {
+                        li { span.muted { (when(&e.at)) } " · " (entry(&e.kind)) }
+                    }
+                }
+            }
+        },
+    ))
+}
+
+fn entry(kind: &TimelineKind) -> Markup {
+    match kind {
+        TimelineKind::Created { source } => html! { "Created (" (source.as_str()) ")" },
+        TimelineKind::Stage { by, from, to, .. } => html! {
+            "Stage " (from.as_deref().unwrap_or("none")) " → " (to.as_deref().unwrap_or("none")) " by " (by)
+        },
+        TimelineKind::Note { author, body } => html! { "Note by " (author) ": " (body) },
+        TimelineKind::Campaign {
+            campaign,
+            status,
+            failed_at,
+            error_message,
+            ..
+        } => html! {
+            "Campaign " a href={ "/console/campaigns/" (campaign.id) } { (campaign.name) } " " (badge(status.as_str()))
+            @if failed_at.is_some() { " " (error_message.as_deref().unwrap_or("")) }
+        },
+        TimelineKind::Conversation { conversation } => html! {
+            "Conversation on " (conversation.channel_type.as_str()) " "
+            a href={ "/console/inbox/" (conversation.id) } { (badge(conversation.status.as_str())) }
+        },
+        TimelineKind::Consent {
+            by,
+            opted_out,
+            reason,
+        } => html! {
+            @if *opted_out { "Opted out" } @else { "Opted back in" } " (" (reason) ", " (by) ")"
+        },
+        TimelineKind::Phone { by, from, to } => html! {
+            "Phone " (from.as_deref().unwrap_or("none")) " → " (to) " (" (by) ")"
+        },
+        _ => html! { "Other change" },
+    }
+}
+
+/// `POST /console/contacts/{id}/notes`.
+pub async fn add_note(s: Session, Path(id): Path<Uuid>, form: Fields) -> Response {
+    let back = format!("/console/contacts/{id}");
+    let Some(body) = form.text("body") else {
+        return redirect(&s, &back, problem("Write the note first."));
+    };
+    let sent: Result<Note, _> = s
+        .api
+        .send(
+            Method::POST,
+            &format!("/contacts/{id}/notes"),
+            &CreateNote { body },
+            form.idempotency().as_deref(),
+        )
+        .await;
+    match sent {
+        Ok(_) => redirect(&s, &back, done("Note added.")),
+        Err(f) => redirect(&s, &back, failed(&f)),
+    }
+}

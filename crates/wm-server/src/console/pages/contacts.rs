@@ -1,0 +1,178 @@
+//! Contacts: the list with its tabs, search and filters (the API's own paging), and the
+//! routes of one contact's pages ([`super::contact`], [`super::contact_form`]).
+
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::routing::{get, post};
+use maud::html;
+use wm_types::contacts::ContactList;
+use wm_types::enums::Scope;
+use wm_types::lookups::{LifecycleStage, List};
+
+use super::{contact, contact_form};
+use crate::console::Console;
+use crate::console::api::with_query;
+use crate::console::page::{Page, PageResult, page};
+use crate::console::session::Session;
+use crate::console::view::{badge, pager, select, tabs, when};
+
+/// The contacts routes.
+pub fn routes() -> Router<Console> {
+    Router::new()
+        .route("/console/contacts", get(list).post(contact_form::create))
+        .route("/console/contacts/new", get(contact_form::new))
+        .route(
+            "/console/contacts/{id}",
+            get(contact::show).post(contact_form::update),
+        )
+        .route("/console/contacts/{id}/edit", get(contact_form::edit))
+        .route("/console/contacts/{id}/notes", post(contact::add_note))
+}
+
+/// The list's query, as the page's links and search form carry it.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListQuery {
+    #[serde(default)]
+    tab: String,
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    tag: String,
+    #[serde(default)]
+    lifecycle_stage_id: String,
+    #[serde(default)]
+    page: Option<u64>,
+}
+
+impl ListQuery {
+    fn link(&self, tab: &str, page: u64) -> String {
+        let page = page.to_string();
+        with_query(
+            "/console/contacts",
+            &[
+                ("tab", tab),
+                ("q", &self.q),
+                ("tag", &self.tag),
+                ("lifecycleStageId", &self.lifecycle_stage_id),
+                ("page", if page == "1" { "" } else { &page }),
+            ],
+        )
+    }
+}
+
+const TABS: [(&str, &str); 6] = [
+    ("All", "all"),
+    ("Leads", "leads"),
+    ("In progress", "in_progress"),
+    ("Customers", "customers"),
+    ("Inactive", "inactive"),
+    ("No consent", "no_consent"),
+];
+
+/// `GET /console/contacts`.
+async fn list(
+    State(_): State<Console>,
+    s: Session,
+    Query(q): Query<ListQuery>,
+) -> PageResult<Page> {
+    let tab = if q.tab.is_empty() {
+        "all"
+    } else {
+        q.tab.as_str()
+    };
+    let page_no = q.page.unwrap_or(1).to_string();
+    let path = with_query(
+        "/contacts",
+        &[
+            ("tab", tab),
+            ("q", &q.q),
+            ("tag", &q.tag),
+            ("lifecycleStageId", &q.lifecycle_stage_id),
+            ("page", &page_no),
+            ("pageSize", "25"),
+        ],
+    );
+    let (list, stages) = tokio::try_join!(
+        s.api.get::<ContactList>(&path),
+        s.api.get::<List<LifecycleStage>>("/lifecycle-stages"),
+    )?;
+    let counts = [
+        list.tabs.all,
+        list.tabs.leads,
+        list.tabs.in_progress,
+        list.tabs.customers,
+        list.tabs.inactive,
+        list.tabs.no_consent,
+    ];
+    let tab_items: Vec<(&str, u64, String)> = TABS
+        .iter()
+        .zip(counts)
+        .map(|((label, key), n)| (*label, n, q.link(key, 1)))
+        .collect();
+    let current = TABS
+        .iter()
+        .find(|(_, key)| *key == tab)
+        .map(|(label, _)| *label)
+        .unwrap_or("All");
+    let stage_options: Vec<(String, String)> = stages
+        .data
+        .iter()
+        .map(|st| (st.id.to_string(), st.name.clone()))
+        .collect();
+    let tag_options: Vec<(String, String)> = list
+        .summary
+        .tags
+        .iter()
+        .map(|t| (t.clone(), t.clone()))
+        .collect();
+    Ok(page(
+        &s,
+        "Contacts",
+        "Contacts",
+        html! {
+            h1 { "Contacts" }
+            @if s.can(Scope::ContactsWrite) {
+                p { a.button href="/console/contacts/new" { "New contact" } }
+            }
+            (tabs("Contact tabs", &tab_items, current))
+            form.inline method="get" action="/console/contacts" role="search" {
+                input type="hidden" name="tab" value=(tab);
+                div.field {
+                    label for="f-q" { "Search" }
+                    input id="f-q" type="search" name="q" value=(q.q) maxlength="120";
+                }
+                (select("Tag", "tag", &tag_options, &q.tag, Some("Any tag")))
+                (select("Lifecycle stage", "lifecycleStageId", &stage_options, &q.lifecycle_stage_id, Some("Any stage")))
+                button type="submit" { "Search" }
+            }
+            p.muted {
+                (list.summary.total) " contacts · " (list.summary.with_consent) " with consent · "
+                (list.summary.new_in_period) " new in " (list.summary.days) " days"
+            }
+            div.table-wrap {
+                table {
+                    caption.muted { (current) " contacts" }
+                    thead { tr { th { "Name" } th { "Phone" } th { "Stage" } th { "Tags" } th { "Consent" } th { "Created" } } }
+                    tbody {
+                        @for c in &list.data {
+                            tr {
+                                td { a href={ "/console/contacts/" (c.id) } { (c.full_name.as_deref().unwrap_or("Unnamed contact")) } }
+                                td { (c.primary_phone.as_deref().unwrap_or("—")) }
+                                td { (c.lifecycle_stage.as_ref().map(|st| st.name.as_str()).unwrap_or("—")) }
+                                td { (c.tags.join(", ")) }
+                                td {
+                                    @if c.opted_out { (badge("OPTED_OUT")) }
+                                    @else if c.consent.given { "Yes" } @else { "No" }
+                                }
+                                td { (when(&c.created_at)) }
+                            }
+                        }
+                    }
+                }
+            }
+            @if list.data.is_empty() { p.muted { "No contact matches." } }
+            (pager(&list.meta, |p| q.link(tab, p)))
+        },
+    ))
+}

@@ -1,0 +1,131 @@
+//! Inbox: conversations with their tabs and search. One conversation's thread, reply box
+//! and actions are [`super::thread`].
+
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::routing::{get, post};
+use maud::html;
+use wm_types::conversations::ConversationList;
+
+use super::thread;
+use crate::console::Console;
+use crate::console::api::with_query;
+use crate::console::page::{Page, PageResult, page};
+use crate::console::session::Session;
+use crate::console::view::{badge, pager, tabs, when};
+
+/// The inbox routes.
+pub fn routes() -> Router<Console> {
+    Router::new()
+        .route("/console/inbox", get(list))
+        .route("/console/inbox/{id}", get(thread::show))
+        .route("/console/inbox/{id}/reply", post(thread::reply))
+        .route("/console/inbox/{id}/template", post(thread::template))
+        .route("/console/inbox/{id}/update", post(thread::update))
+        .route("/console/inbox/{id}/read", post(thread::mark_read))
+        .route("/console/media/{id}", get(thread::media))
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct ListQuery {
+    #[serde(default)]
+    filter: String,
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    page: Option<u64>,
+}
+
+const TABS: [(&str, &str); 4] = [
+    ("All", "all"),
+    ("Unassigned", "unassigned"),
+    ("Mine", "mine"),
+    ("Resolved", "resolved"),
+];
+
+/// `GET /console/inbox`.
+async fn list(
+    State(_): State<Console>,
+    s: Session,
+    Query(q): Query<ListQuery>,
+) -> PageResult<Page> {
+    let filter = if q.filter.is_empty() {
+        "all"
+    } else {
+        q.filter.as_str()
+    };
+    let page_no = q.page.unwrap_or(1).to_string();
+    let list: ConversationList = s
+        .api
+        .get(with_query(
+            "/conversations",
+            &[
+                ("filter", filter),
+                ("q", &q.q),
+                ("page", &page_no),
+                ("pageSize", "25"),
+            ],
+        ))
+        .await?;
+    let link = |f: &str, p: u64| {
+        let p = p.to_string();
+        with_query(
+            "/console/inbox",
+            &[("filter", f), ("q", &q.q), ("page", &p)],
+        )
+    };
+    let t = &list.tabs;
+    let counts = [t.all, t.unassigned, t.mine, t.resolved];
+    let items: Vec<(&str, u64, String)> = TABS
+        .iter()
+        .zip(counts)
+        .map(|((label, key), n)| (*label, n, link(key, 1)))
+        .collect();
+    let current = TABS
+        .iter()
+        .find(|(_, k)| *k == filter)
+        .map(|(l, _)| *l)
+        .unwrap_or("All");
+    let sum = &list.summary;
+    Ok(page(
+        &s,
+        "Inbox",
+        "Inbox",
+        html! {
+            h1 { "Inbox" }
+            p.muted {
+                (sum.open) " open · " (sum.unassigned) " unassigned · oldest waiting "
+                (sum.oldest_waiting_minutes) " min · " (sum.resolved_today) " resolved today"
+            }
+            (tabs("Conversation tabs", &items, current))
+            form.inline method="get" action="/console/inbox" role="search" {
+                input type="hidden" name="filter" value=(filter);
+                div.field {
+                    label for="f-q" { "Search" }
+                    input id="f-q" type="search" name="q" value=(q.q) maxlength="100";
+                }
+                button type="submit" { "Search" }
+            }
+            div.table-wrap {
+                table {
+                    caption.muted { (current) " conversations" }
+                    thead { tr { th { "Contact" } th { "Status" } th { "Channel" } th { "Assigned to" } th { "Window" } th { "Last activity" } } }
+                    tbody {
+                        @for c in &list.data {
+                            tr {
+                                td { a href={ "/console/inbox/" (c.id) } { (c.contact.full_name.as_deref().or(c.contact.primary_phone.as_deref()).unwrap_or("Unnamed contact")) } }
+                                td { (badge(c.status.as_str())) }
+                                td { (c.channel.channel_type.as_str()) }
+                                td { (c.assigned_to.as_ref().map(|u| u.full_name.as_str()).unwrap_or("Nobody")) }
+                                td { (thread::window_word(c.window_expires_at.as_ref(), s.now())) }
+                                td { (when(&c.updated_at)) }
+                            }
+                        }
+                    }
+                }
+            }
+            @if list.data.is_empty() { p.muted { "No conversation here." } }
+            (pager(&list.meta, |p| link(filter, p)))
+        },
+    ))
+}

@@ -1,0 +1,16 @@
+//! One module per console section.
+
+pub mod automations;
+pub mod campaign;
+pub mod campaigns;
+pub mod catalog;
+pub mod contact;
+pub mod contact_form;
+pub mod contacts;
+pub mod home;
+pub mod imports;
+pub mod inbox;
+pub mod reports;
+pub mod sign_in;
+pub mod thread;
+pub mod webhooks;

@@ -1,0 +1,310 @@
+//! Webhooks: the list, a new webhook (its signing secret shown once, on the page it lands
+//! on), one webhook's deliveries with a retry for the failed ones, pause and resume.
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::{Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use maud::{Markup, html};
+use uuid::Uuid;
+use wm_types::common::Page as ApiPage;
+use wm_types::enums::Scope;
+use wm_types::events::EventKind;
+use wm_types::webhooks::{
+    CreateWebhook, Delivery, DeliveryStatus, UpdateWebhook, Webhook, WebhookCreated, WebhookStatus,
+};
+
+use crate::console::Console;
+use crate::console::api::{decode, with_query};
+use crate::console::page::{PageResult, done, failed, flash_box, page, problem, redirect};
+use crate::console::session::{self, Flash, Session};
+use crate::console::view::{Fields, badge, checkbox, hidden, input, pager, when, when_opt};
+
+/// The cookie that carries a new webhook's secret to the one page that shows it.
+const SECRET_COOKIE: &str = "wm_console_secret";
+
+/// The webhook routes.
+pub fn routes() -> Router<Console> {
+    Router::new()
+        .route("/console/webhooks", get(list).post(create))
+        .route("/console/webhooks/new", get(new))
+        .route("/console/webhooks/{id}", get(show).post(update))
+        .route(
+            "/console/webhooks/{id}/deliveries/{delivery}/retry",
+            post(retry),
+        )
+}
+
+/// `GET /console/webhooks`.
+async fn list(State(_): State<Console>, s: Session) -> PageResult<Response> {
+    let hooks: wm_types::lookups::List<Webhook> = s.api.get("/webhooks").await?;
+    Ok(page(
+        &s,
+        "Webhooks",
+        "Webhooks",
+        html! {
+            h1 { "Webhooks" }
+            @if s.can(Scope::WebhooksWrite) {
+                p { a.button href="/console/webhooks/new" { "New webhook" } }
+            }
+            div.table-wrap {
+                table {
+                    caption.muted { "Endpoints that receive wm's events" }
+                    thead { tr { th { "URL" } th { "Status" } th { "Events" } th.num { "Failures in a row" } th { "Created" } } }
+                    tbody {
+                        @for w in &hooks.data {
+                            tr {
+                                td { a href={ "/console/webhooks/" (w.id) } { (w.url) } }
+                                td { (badge(w.status.as_str())) }
+                                td { (w.events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", ")) }
+                                td.num { (w.consecutive_failures) }
+                                td { (when(&w.created_at)) }
+                            }
+                        }
+                    }
+                }
+            }
+            @if hooks.data.is_empty() { p.muted { "No webhook yet." } }
+        },
+    )
+    .into_response())
+}
+
+fn form(s: &Session, typed: Option<&Fields>, error: Option<&Flash>) -> Markup {
+    let url = typed.map(|f| f.raw("url").to_owned()).unwrap_or_default();
+    let description = typed
+        .map(|f| f.raw("description").to_owned())
+        .unwrap_or_default();
+    let chosen = typed.map(|f| f.all("events")).unwrap_or_default();
+    html! {
+        @if let Some(e) = error { (flash_box(e)) }
+        form.stack.card method="post" action="/console/webhooks" {
+            (hidden(s))
+            (input("URL", "url", "url", &url, true))
+            (input("Description", "description", "text", &description, false))
+            fieldset {
+                legend { "Events" }
+                @for kind in EventKind::ALL {
+                    (checkbox(kind.as_str(), "events", kind.as_str(), chosen.iter().any(|c| c == kind.as_str())))
+                }
+            }
+            div { button type="submit" { "Create webhook" } }
+        }
+    }
+}
+
+/// `GET /console/webhooks/new`.
+async fn new(State(_): State<Console>, s: Session) -> Response {
+    page(
+        &s,
+        "Webhooks",
+        "New webhook",
+        html! { h1 { "New webhook" } (form(&s, None, None)) },
+    )
+    .into_response()
+}
+
+/// `POST /console/webhooks`.
+async fn create(State(_): State<Console>, s: Session, f: Fields) -> Response {
+    let events: Result<Vec<EventKind>, Flash> = f
+        .all("events")
+        .iter()
+        .map(|e| EventKind::parse(e).ok_or_else(|| problem(format!("{e} is not an event."))))
+        .collect();
+    let sent = match events {
+        Ok(events) => s
+            .api
+            .send::<WebhookCreated>(
+                Method::POST,
+                "/webhooks",
+                &CreateWebhook {
+                    url: f.text("url").unwrap_or_default(),
+                    events,
+                    description: f.text("description"),
+                },
+                f.idempotency().as_deref(),
+            )
+            .await
+            .map_err(|e| failed(&e)),
+        Err(flash) => Err(flash),
+    };
+    match sent {
+        Ok(created) => {
+            let to = format!("/console/webhooks/{}", created.webhook.id);
+            let mut response = redirect(&s, &to, done("Webhook created."));
+            response.headers_mut().append(
+                header::SET_COOKIE,
+                session::set_cookie(s.secure, SECRET_COOKIE, &created.secret, 120),
+            );
+            response
+        }
+        Err(flash) => page(
+            &s,
+            "Webhooks",
+            "New webhook",
+            html! { h1 { "New webhook" } (form(&s, Some(&f), Some(&flash))) },
+        )
+        .with_status(StatusCode::UNPROCESSABLE_ENTITY)
+        .into_response(),
+    }
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct DeliveriesQuery {
+    #[serde(default)]
+    page: Option<u64>,
+}
+
+/// `GET /console/webhooks/{id}`: a new webhook's secret is shown here once.
+async fn show(
+    State(_): State<Console>,
+    s: Session,
+    Path(id): Path<Uuid>,
+    Query(q): Query<DeliveriesQuery>,
+    headers: axum::http::HeaderMap,
+) -> PageResult<Response> {
+    let page_no = q.page.unwrap_or(1).to_string();
+    let (w, deliveries) = tokio::try_join!(
+        s.api.get::<Webhook>(format!("/webhooks/{id}")),
+        s.api.get::<ApiPage<Delivery>>(with_query(
+            &format!("/webhooks/{id}/deliveries"),
+            &[("page", &page_no), ("pageSize", "25")],
+        )),
+    )?;
+    let secret = session::cookie(&headers, SECRET_COOKIE)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned);
+    let write = s.can(Scope::WebhooksWrite);
+    let mut response = page(
+        &s,
+        "Webhooks",
+        &w.url,
+        html! {
+            h1 { "Webhook" }
+            @if let Some(secret) = &secret {
+                section.card aria-labelledby="secret-h" {
+                    h2 id="secret-h" { "Signing secret" }
+                    p { "Copy it now: it is shown only this once. Your endpoint checks each delivery's signature with it." }
+                    code.secret id="webhook-secret" { (secret) }
+                }
+            }
+            section.card {
+                dl.facts {
+                    dt { "URL" } dd { (w.url) }
+                    dt { "Status" } dd { (badge(w.status.as_str())) }
+                    dt { "Events" } dd { (w.events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", ")) }
+                    dt { "Description" } dd { (w.description.as_deref().unwrap_or("—")) }
+                    dt { "Failures in a row" } dd { (w.consecutive_failures) }
+                    dt { "Paused" } dd { (when_opt(w.paused_at.as_ref())) }
+                }
+                @if write {
+                    form.inline method="post" action={ "/console/webhooks/" (id) } {
+                        (hidden(&s))
+                        @if w.status == WebhookStatus::Paused {
+                            button type="submit" name="status" value="ACTIVE" { "Resume deliveries" }
+                        } @else {
+                            button.secondary type="submit" name="status" value="PAUSED" { "Pause deliveries" }
+                        }
+                    }
+                }
+            }
+            h2 { "Deliveries" }
+            div.table-wrap {
+                table id="deliveries" {
+                    caption.muted { "Newest first" }
+                    thead { tr { th { "Event" } th { "Status" } th.num { "Attempts" } th { "Last answer" } th { "Next attempt" } th { "Created" } th { span.muted { "Action" } } } }
+                    tbody {
+                        @for d in &deliveries.data {
+                            tr {
+                                td { (d.event.as_str()) }
+                                td { (badge(d.status.as_str())) }
+                                td.num { (d.attempts) }
+                                td { (last_answer(d)) }
+                                td { (when_opt(d.next_attempt_at.as_ref())) }
+                                td { (when(&d.created_at)) }
+                                td {
+                                    @if write && d.status == DeliveryStatus::Failed {
+                                        form method="post" action={ "/console/webhooks/" (id) "/deliveries/" (d.id) "/retry" } {
+                                            (hidden(&s))
+                                            button type="submit" aria-label={ "Retry the " (d.event.as_str()) " delivery of " (when(&d.created_at)) } { "Retry" }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            @if deliveries.data.is_empty() { p.muted { "Nothing delivered yet." } }
+            (pager(&deliveries.meta, |p| format!("/console/webhooks/{id}?page={p}")))
+        },
+    )
+    .into_response();
+    if secret.is_some() {
+        response.headers_mut().append(
+            header::SET_COOKIE,
+            session::clear_cookie(s.secure, SECRET_COOKIE),
+        );
+    }
+    Ok(response)
+}
+
+fn last_answer(d: &Delivery) -> Markup {
+    match d.attempt_log.last() {
+        None => html! { "—" },
+        Some(a) => html! {
+            @if let Some(code) = a.status_code { "HTTP " (code) } @else { (a.error.as_deref().unwrap_or("no answer")) }
+            span.muted { " (" (a.duration_ms) " ms)" }
+        },
+    }
+}
+
+/// `POST /console/webhooks/{id}`: pause or resume.
+async fn update(s: Session, Path(id): Path<Uuid>, f: Fields) -> Response {
+    let back = format!("/console/webhooks/{id}");
+    let Some(status) = WebhookStatus::parse(f.raw("status")) else {
+        return redirect(&s, &back, problem("Choose pause or resume."));
+    };
+    let body = UpdateWebhook {
+        status: Some(status),
+        ..Default::default()
+    };
+    match s
+        .api
+        .send::<Webhook>(Method::PATCH, &format!("/webhooks/{id}"), &body, None)
+        .await
+    {
+        Ok(w) => redirect(
+            &s,
+            &back,
+            done(format!("Webhook {}.", w.status.as_str().to_lowercase())),
+        ),
+        Err(e) => redirect(&s, &back, failed(&e)),
+    }
+}
+
+/// `POST /console/webhooks/{id}/deliveries/{delivery}/retry`.
+async fn retry(s: Session, Path((id, delivery)): Path<(Uuid, Uuid)>, f: Fields) -> Response {
+    let back = format!("/console/webhooks/{id}");
+    let answer = s
+        .api
+        .call(
+            Method::POST,
+            &format!("/webhooks/{id}/deliveries/{delivery}/retry"),
+            None,
+            Body::empty(),
+            f.idempotency().as_deref(),
+        )
+        .await
+        .and_then(|b| decode::<Delivery>(&b));
+    match answer {
+        Ok(_) => redirect(
+            &s,
+            &back,
+            done("The delivery is scheduled for another attempt now."),
+        ),
+        Err(e) => redirect(&s, &back, failed(&e)),
+    }
+}

@@ -1,0 +1,228 @@
+//! Small pieces every page is built from: form fields (each with its label), the hidden
+//! fields of a form, tabs, pagers, badges, and the formatting of money and times.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use maud::{Markup, html};
+use wm_types::Money;
+use wm_types::common::{PageMeta, Timestamp};
+
+use super::page::ConsoleError;
+use super::session::Session;
+
+/// Money in the organisation's currency: two decimals, more when the amount has them
+/// (per-message prices are fractions of a cent).
+pub fn money(m: Money, currency: &str) -> String {
+    let micros = m.0;
+    let sign = if micros < 0 { "-" } else { "" };
+    let abs = micros.unsigned_abs();
+    let units = abs / 1_000_000;
+    let mut frac = format!("{:06}", abs % 1_000_000);
+    while frac.len() > 2 && frac.ends_with('0') {
+        frac.pop();
+    }
+    format!("{sign}{units}.{frac} {currency}")
+}
+
+/// A time as people read it (UTC, to the minute).
+pub fn when(t: &Timestamp) -> String {
+    t.0.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// [`when`], or a dash.
+pub fn when_opt(t: Option<&Timestamp>) -> String {
+    t.map(when).unwrap_or_else(|| "—".to_owned())
+}
+
+/// A percentage with one decimal.
+pub fn pct(v: f64) -> String {
+    format!("{v:.1}%")
+}
+
+/// A status word as a badge (its colour follows the word).
+pub fn badge(word: &str) -> Markup {
+    html! { span class={ "badge " (word) } { (word) } }
+}
+
+/// The hidden fields every form carries: the session's CSRF token and, for forms that
+/// create something, a fresh Idempotency-Key so sending it twice creates it once.
+pub fn hidden(s: &Session) -> Markup {
+    html! {
+        input type="hidden" name="_csrf" value=(s.csrf);
+        input type="hidden" name="_idem" value=(uuid::Uuid::new_v4());
+    }
+}
+
+fn field_id(name: &str) -> String {
+    format!(
+        "f-{}",
+        name.replace(|c: char| !c.is_ascii_alphanumeric(), "-")
+    )
+}
+
+/// A labelled input.
+pub fn input(label: &str, name: &str, kind: &str, value: &str, required: bool) -> Markup {
+    let id = field_id(name);
+    html! {
+        div.field {
+            label for=(id) { (label) }
+            input id=(id) type=(kind) name=(name) value=(value) required[required];
+        }
+    }
+}
+
+/// A labelled input with a hint under its label.
+pub fn input_hint(label: &str, name: &str, kind: &str, value: &str, hint: &str) -> Markup {
+    let id = field_id(name);
+    let hint_id = format!("{id}-hint");
+    html! {
+        div.field {
+            label for=(id) { (label) }
+            span.hint id=(hint_id) { (hint) }
+            input id=(id) type=(kind) name=(name) value=(value) aria-describedby=(hint_id);
+        }
+    }
+}
+
+/// A labelled select; `blank`: the text of an empty first choice.
+pub fn select(
+    label: &str,
+    name: &str,
+    options: &[(String, String)],
+    selected: &str,
+    blank: Option<&str>,
+) -> Markup {
+    let id = field_id(name);
+    html! {
+        div.field {
+            label for=(id) { (label) }
+            select id=(id) name=(name) {
+                @if let Some(blank) = blank {
+                    option value="" { (blank) }
+                }
+                @for (value, text) in options {
+                    option value=(value) selected[value == selected] { (text) }
+                }
+            }
+        }
+    }
+}
+
+/// A labelled checkbox.
+pub fn checkbox(label: &str, name: &str, value: &str, checked: bool) -> Markup {
+    let id = format!("{}-{}", field_id(name), field_id(value));
+    html! {
+        label.check for=(id) {
+            input id=(id) type="checkbox" name=(name) value=(value) checked[checked];
+            (label)
+        }
+    }
+}
+
+/// Tabs as links; `current`: the tab shown.
+pub fn tabs(label: &str, items: &[(&str, u64, String)], current: &str) -> Markup {
+    html! {
+        nav aria-label=(label) {
+            ul.tabs {
+                @for (name, count, href) in items {
+                    li {
+                        @if *name == current {
+                            a href=(href) aria-current="page" { (name) " (" (count) ")" }
+                        } @else {
+                            a href=(href) { (name) " (" (count) ")" }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Previous / next links of a paged list; `link(page)` gives a page's URL.
+pub fn pager(meta: &PageMeta, link: impl Fn(u64) -> String) -> Markup {
+    html! {
+        nav.pager aria-label="Pages" {
+            @if meta.page > 1 {
+                a href=(link(meta.page - 1)) rel="prev" { "← Previous" }
+            }
+            span.muted { "Page " (meta.page) " of " (meta.total_pages.max(1)) " · " (meta.total) " in all" }
+            @if meta.page < meta.total_pages {
+                a href=(link(meta.page + 1)) rel="next" { "Next →" }
+            }
+        }
+    }
+}
+
+/// A URL-encoded form as sent (repeated names kept: checkboxes).
+pub struct Fields(Vec<(String, String)>);
+
+impl Fields {
+    /// The first value of `name`, trimmed; `None` when absent or blank.
+    pub fn text(&self, name: &str) -> Option<String> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The first value of `name` as sent, or empty.
+    pub fn raw(&self, name: &str) -> &str {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_default()
+    }
+
+    /// Every value of `name`.
+    pub fn all(&self, name: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    /// Every (name, value) pair, in the order sent.
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// Whether a checkbox `name` was ticked.
+    pub fn on(&self, name: &str) -> bool {
+        self.0.iter().any(|(k, _)| k == name)
+    }
+
+    /// The form's Idempotency-Key.
+    pub fn idempotency(&self) -> Option<String> {
+        self.text("_idem")
+    }
+}
+
+impl<S: Send + Sync> FromRequest<S> for Fields {
+    type Rejection = ConsoleError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| ConsoleError::Internal(anyhow::anyhow!("reading the form: {e}")))?;
+        Ok(Fields(
+            form_urlencoded::parse(&bytes)
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn money_keeps_fractions_of_a_cent() {
+        assert_eq!(money(Money(25_000_000), "USD"), "25.00 USD");
+        assert_eq!(money(Money(62_500), "USD"), "0.0625 USD");
+        assert_eq!(money(Money(-1_500_000), "MXN"), "-1.50 MXN");
+    }
+}
