@@ -39,7 +39,11 @@ pub async fn guard(State(console): State<Console>, req: Request, next: Next) -> 
         Session::csrf_of(&console.state, req.headers()).await
     };
     let Some(expected) = expected else {
-        // No session (signed out, or expired): sign in first.
+        // A sign-in form this browser was never given is refused; any other form without
+        // a session (signed out, expired) sends the browser to sign in first.
+        if sign_in {
+            return expired();
+        }
         return Redirect::to(SIGN_IN).into_response();
     };
     if multipart {

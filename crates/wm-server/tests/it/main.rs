@@ -14,6 +14,7 @@ mod campaigns_pricing;
 mod campaigns_receipts;
 mod campaigns_stagger;
 mod client_e2e;
+mod console;
 mod contacts_bulk;
 mod contacts_counts;
 mod contacts_create;

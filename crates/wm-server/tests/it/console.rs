@@ -1,0 +1,500 @@
+//! The console through the real server over TCP, as a browser uses it: sign-in with a key,
+//! the session cookie, CSRF on every form, scopes, revocation, expiry, the streamed import
+//! and forms sent twice. (The whole flow in a real Chromium, with axe, is `.ci/console.sh`.)
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::http::Method;
+use serde_json::{Value, json};
+
+use crate::support::{Org, Served, TestApp};
+
+/// A browser: keeps cookies, follows no redirect (the tests read them).
+struct Browser {
+    http: reqwest::Client,
+    origin: String,
+    cookies: HashMap<String, String>,
+}
+
+/// One answer.
+struct Answer {
+    status: u16,
+    location: Option<String>,
+    set_cookies: Vec<String>,
+    body: String,
+}
+
+impl Answer {
+    fn cookie(&self, name: &str) -> Option<&str> {
+        self.set_cookies
+            .iter()
+            .find(|c| c.starts_with(&format!("{name}=")))
+            .map(String::as_str)
+    }
+
+    fn csrf(&self) -> String {
+        hidden(&self.body, "_csrf")
+    }
+}
+
+/// A URL-encoded form body.
+fn encoded(form: &[(&str, &str)]) -> String {
+    form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(form)
+        .finish()
+}
+
+/// The value of the first hidden input `name` in a page.
+fn hidden(body: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let at = body.find(&marker).unwrap_or_else(|| panic!("no {name} in {body}")) + marker.len();
+    body[at..].split('"').next().unwrap_or_default().to_owned()
+}
+
+impl Browser {
+    fn new(served: &Served) -> Browser {
+        Browser {
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("client"),
+            origin: served.base.trim_end_matches("/api/v1").to_owned(),
+            cookies: HashMap::new(),
+        }
+    }
+
+    fn cookie_header(&self) -> String {
+        self.cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    async fn answer(&mut self, req: reqwest::RequestBuilder) -> Answer {
+        let res = req
+            .header("cookie", self.cookie_header())
+            .send()
+            .await
+            .expect("request");
+        let status = res.status().as_u16();
+        let location = res
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let set_cookies: Vec<String> = res
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_owned))
+            .collect();
+        for c in &set_cookies {
+            let pair = c.split(';').next().unwrap_or_default();
+            if let Some((k, v)) = pair.split_once('=') {
+                if v.is_empty() || c.contains("Max-Age=0") {
+                    self.cookies.remove(k);
+                } else {
+                    self.cookies.insert(k.to_owned(), v.to_owned());
+                }
+            }
+        }
+        let body = res.text().await.expect("body");
+        Answer {
+            status,
+            location,
+            set_cookies,
+            body,
+        }
+    }
+
+    async fn get(&mut self, path: &str) -> Answer {
+        let req = self.http.get(format!("{}{path}", self.origin));
+        self.answer(req).await
+    }
+
+    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Answer {
+        let body = encoded(form);
+        let req = self
+            .http
+            .post(format!("{}{path}", self.origin))
+            .header("origin", &self.origin)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body);
+        self.answer(req).await
+    }
+
+    /// Signs in with `key`; returns the sign-in answer.
+    async fn sign_in(&mut self, key: &str) -> Answer {
+        let form = self.get("/console/sign-in").await;
+        assert_eq!(form.status, 200);
+        let token = form.csrf();
+        self.post("/console/sign-in", &[("_csrf", &token), ("apiKey", key)])
+            .await
+    }
+}
+
+async fn served() -> (TestApp, Served) {
+    let app = TestApp::new().await;
+    let served = app.serve().await;
+    (app, served)
+}
+
+async fn contacts_named(org: &Org<'_>, name: &str) -> u64 {
+    let list = org
+        .get(&format!("/contacts?q={}", name.replace(' ', "+")))
+        .await
+        .ok(200);
+    list["meta"]["total"].as_u64().expect("total")
+}
+
+#[tokio::test]
+async fn signing_in_opens_the_console_and_signing_out_closes_it() {
+    let (app, served) = served().await;
+    let org = app.org().await;
+    let mut b = Browser::new(&served);
+
+    let closed = b.get("/console/contacts").await;
+    assert_eq!(closed.status, 303);
+    assert_eq!(closed.location.as_deref(), Some("/console/sign-in"));
+
+    let wrong = b.sign_in("wm_live_not_a_key_at_all_000000000000").await;
+    assert_eq!(wrong.status, 401);
+    assert!(wrong.body.contains("not valid"), "{}", wrong.body);
+    assert!(wrong.cookie("wm_console").is_none());
+    assert!(!wrong.body.contains("wm_live_not_a_key"), "the key is never shown back");
+
+    let signed = b.sign_in(&org.key).await;
+    assert_eq!(signed.status, 303);
+    assert_eq!(signed.location.as_deref(), Some("/console"));
+    let cookie = signed.cookie("wm_console").expect("session cookie");
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/console", "Max-Age=43200"] {
+        assert!(cookie.contains(attribute), "{attribute} in {cookie}");
+    }
+    assert!(!cookie.contains("Secure"), "plain http: {cookie}");
+    assert!(!cookie.contains(&org.key), "the cookie is a session token, not the key");
+
+    let home = b.get("/console").await;
+    assert_eq!(home.status, 200);
+    assert!(home.body.contains("<h1>Home</h1>"));
+    assert!(home.body.contains("Wallet"));
+    assert!(!home.body.contains(&org.key), "the key is never in a page");
+
+    let token = home.csrf();
+    let out = b.post("/console/sign-out", &[("_csrf", &token)]).await;
+    assert_eq!(out.status, 303);
+    assert_eq!(out.location.as_deref(), Some("/console/sign-in"));
+    let page = b.get("/console/sign-in").await;
+    assert!(page.body.contains("You are signed out."));
+
+    // The old session cookie, sent again, opens nothing.
+    b.cookies.insert(
+        "wm_console".into(),
+        cookie
+            .split(';')
+            .next()
+            .and_then(|p| p.split_once('='))
+            .map(|(_, v)| v.to_owned())
+            .unwrap_or_default(),
+    );
+    let after = b.get("/console").await;
+    assert_eq!(after.status, 303);
+    assert_eq!(after.location.as_deref(), Some("/console/sign-in"));
+    served.shut_down().await;
+}
+
+#[tokio::test]
+async fn behind_https_the_session_cookie_is_secure() {
+    let (app, served) = served().await;
+    let org = app.org().await;
+    let b = Browser::new(&served);
+    let form = b
+        .http
+        .get(format!("{}/console/sign-in", b.origin))
+        .header("x-forwarded-proto", "https")
+        .send()
+        .await
+        .expect("form");
+    let pre = form
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .expect("sign-in cookie")
+        .to_owned();
+    assert!(pre.contains("; Secure"), "{pre}");
+    let token = hidden(&form.text().await.expect("body"), "_csrf");
+    let signed = b
+        .http
+        .post(format!("{}/console/sign-in", b.origin))
+        .header("x-forwarded-proto", "https")
+        .header("cookie", format!("wm_console_sign_in={token}"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(encoded(&[("_csrf", &token), ("apiKey", &org.key)]))
+        .send()
+        .await
+        .expect("sign in");
+    assert_eq!(signed.status().as_u16(), 303);
+    let session = signed
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("wm_console="))
+        .expect("session cookie")
+        .to_owned();
+    assert!(session.contains("; Secure"), "{session}");
+    served.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_form_without_the_sessions_token_changes_nothing() {
+    let (app, served) = served().await;
+    let org = app.org().await;
+    let mut b = Browser::new(&served);
+    b.sign_in(&org.key).await;
+    let form = b.get("/console/contacts/new").await;
+    assert_eq!(form.status, 200);
+    let token = form.csrf();
+
+    // No token, a wrong token, and the right token from another site: all refused.
+    let none = b.post("/console/contacts", &[("fullName", "Eve Forged")]).await;
+    assert_eq!(none.status, 403);
+    let wrong = b
+        .post("/console/contacts", &[("_csrf", "0000"), ("fullName", "Eve Forged")])
+        .await;
+    assert_eq!(wrong.status, 403);
+    let req = b
+        .http
+        .post(format!("{}/console/contacts", b.origin))
+        .header("origin", "https://evil.example.com")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(encoded(&[("_csrf", &token), ("fullName", "Eve Forged")]));
+    let foreign = b.answer(req).await;
+    assert_eq!(foreign.status, 403);
+    assert_eq!(contacts_named(&org, "Eve Forged").await, 0);
+
+    // The sign-in form is guarded too (by its own cookie's token).
+    let mut other = Browser::new(&served);
+    let forged = other
+        .post("/console/sign-in", &[("_csrf", "x"), ("apiKey", &org.key)])
+        .await;
+    assert_ne!(forged.status, 303, "a sign-in without the form's token is refused");
+    assert!(forged.cookie("wm_console").is_none());
+
+    // With the token the contact is made, and the page shows it.
+    let made = b
+        .post(
+            "/console/contacts",
+            &[
+                ("_csrf", &token),
+                ("_idem", "a1b2"),
+                ("fullName", "Ada Console"),
+                ("primaryPhone", "+52 55 1234 0099"),
+                ("tags", "vip, console"),
+                ("consentGiven", "on"),
+            ],
+        )
+        .await;
+    assert_eq!(made.status, 303, "{}", made.body);
+    let to = made.location.expect("to the contact");
+    let page = b.get(&to).await;
+    assert!(page.body.contains("<h1>Ada Console</h1>"));
+    assert!(page.body.contains("Contact created."));
+    assert!(page.body.contains("vip, console"));
+
+    // The same form sent again (a double click): its Idempotency-Key makes it one contact.
+    let again = b
+        .post(
+            "/console/contacts",
+            &[
+                ("_csrf", &token),
+                ("_idem", "a1b2"),
+                ("fullName", "Ada Console"),
+                ("primaryPhone", "+52 55 1234 0099"),
+                ("tags", "vip, console"),
+                ("consentGiven", "on"),
+            ],
+        )
+        .await;
+    assert_eq!(again.location.as_deref(), Some(to.as_str()));
+    assert_eq!(contacts_named(&org, "Ada Console").await, 1);
+
+    // A refused form comes back with what was typed and the API's reason.
+    let taken = b
+        .post(
+            "/console/contacts",
+            &[("_csrf", &token), ("_idem", "c3d4"), ("fullName", "Ada Twin"), ("primaryPhone", "+52 55 1234 0099")],
+        )
+        .await;
+    assert_eq!(taken.status, 422);
+    assert!(taken.body.contains("value=\"Ada Twin\""));
+    assert!(taken.body.contains("role=\"alert\""));
+    served.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_key_without_a_scope_sees_no_such_part_and_is_refused_it() {
+    let (app, served) = served().await;
+    let org = app.org().await;
+    let key = org.key_with(&["contacts:read"]).await;
+    let mut b = Browser::new(&served);
+    assert_eq!(b.sign_in(&key).await.status, 303);
+
+    let home = b.get("/console").await;
+    assert_eq!(home.status, 200);
+    assert!(!home.body.contains("Wallet"), "no campaigns:read, no wallet panel");
+    assert!(home.body.contains("href=\"/console/contacts\""));
+    assert!(!home.body.contains("href=\"/console/campaigns\""));
+    let contacts = b.get("/console/contacts").await;
+    assert_eq!(contacts.status, 200);
+    assert!(!contacts.body.contains("New contact"), "no contacts:write, no create button");
+
+    let refused = b.get("/console/campaigns").await;
+    assert_eq!(refused.status, 403);
+    assert!(refused.body.contains("campaigns:read"), "{}", refused.body);
+    let new = b.get("/console/contacts/new").await;
+    assert!(new.status == 200 || new.status == 403, "never a 500: {}", new.status);
+    let form = b.get("/console/contacts").await;
+    let posted = b
+        .post(
+            "/console/contacts",
+            &[("_csrf", &form.csrf()), ("fullName", "Not Allowed")],
+        )
+        .await;
+    assert_eq!(posted.status, 422);
+    assert!(posted.body.contains("contacts:write"));
+    assert_eq!(contacts_named(&org, "Not Allowed").await, 0);
+    served.shut_down().await;
+}
+
+#[tokio::test]
+async fn revoking_the_key_or_the_sessions_age_ends_it() {
+    let (app, served) = served().await;
+    let org = app.org().await;
+    let created = org
+        .admin(
+            Method::POST,
+            "/api-keys",
+            Some(json!({"name": "console", "userId": org.user_id, "scopes": ["contacts:read"]})),
+        )
+        .await
+        .ok(201);
+    let key = created["key"].as_str().expect("key").to_owned();
+    let key_id = created["id"].as_str().expect("id").to_owned();
+
+    let mut b = Browser::new(&served);
+    b.sign_in(&key).await;
+    assert_eq!(b.get("/console/contacts").await.status, 200);
+    org.admin(Method::POST, &format!("/api-keys/{key_id}/revoke"), None)
+        .await
+        .ok(200);
+    let after = b.get("/console/contacts").await;
+    assert_eq!(after.status, 303);
+    assert_eq!(after.location.as_deref(), Some("/console/sign-in"));
+
+    // A session lasts 12 hours.
+    let mut b = Browser::new(&served);
+    b.sign_in(&org.key).await;
+    app.clock.advance(chrono::Duration::hours(11));
+    assert_eq!(b.get("/console").await.status, 200);
+    app.clock.advance(chrono::Duration::hours(1));
+    assert_eq!(b.get("/console").await.status, 303);
+    served.shut_down().await;
+}
+
+#[tokio::test]
+async fn an_uploaded_csv_is_imported_with_the_chosen_mapping() {
+    let (app, served) = served().await;
+    let org = app.org().await;
+    let mut b = Browser::new(&served);
+    b.sign_in(&org.key).await;
+    let form = b.get("/console/imports/new").await;
+    let token = form.csrf();
+    let csv = "Nombre,Tel,Ignored\nLuz Mapeada,+5215550001001,x\nSol Mapeado,+5215550001002,y\nBad Row,not a phone,z\n";
+    let upload = |idem: &'static str| {
+        reqwest::multipart::Form::new()
+            .text("_csrf", token.clone())
+            .text("_idem", idem)
+            .text("dedupe", "SKIP")
+            .part(
+                "file",
+                reqwest::multipart::Part::text(csv)
+                    .file_name("people.csv")
+                    .mime_str("text/csv")
+                    .expect("mime"),
+            )
+            .text("map:Nombre", "fullName")
+            .text("map:Tel", "primaryPhone")
+            .text("map:Ignored", "")
+    };
+    let req = b
+        .http
+        .post(format!("{}/console/imports", b.origin))
+        .header("origin", &b.origin)
+        .multipart(upload("imp-1"));
+    let sent = b.answer(req).await;
+    assert_eq!(sent.status, 303, "{}", sent.body);
+    let to = sent.location.expect("to the job");
+    let job = to.rsplit('/').next().expect("id").to_owned();
+
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        status = org.get(&format!("/contacts/imports/{job}")).await.ok(200);
+        if status["status"] == "COMPLETED" || status["status"] == "FAILED" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status["status"], "COMPLETED", "{status}");
+    assert_eq!(status["created"], 2);
+    assert_eq!(status["failed"], 1);
+    assert_eq!(contacts_named(&org, "Luz Mapeada").await, 1);
+    let page = b.get(&to).await;
+    assert!(page.body.contains("id=\"import-status\">COMPLETED"));
+    assert!(page.body.contains("id=\"import-errors\""));
+    assert!(!page.body.contains("data-live"), "an ended job stops refreshing");
+
+    // The same form again (a reload after a timeout): the same job, not a second import.
+    let req = b
+        .http
+        .post(format!("{}/console/imports", b.origin))
+        .header("origin", &b.origin)
+        .multipart(upload("imp-1"));
+    let again = b.answer(req).await;
+    assert_eq!(again.location.as_deref(), Some(to.as_str()));
+    let jobs = org.get("/contacts/imports").await.ok(200);
+    assert_eq!(jobs["meta"]["total"], 1);
+
+    // Without the session's token first, nothing is read.
+    let req = b
+        .http
+        .post(format!("{}/console/imports", b.origin))
+        .header("origin", &b.origin)
+        .multipart(
+            reqwest::multipart::Form::new()
+                .text("_csrf", "forged")
+                .text("_idem", "imp-2")
+                .part("file", reqwest::multipart::Part::text(csv).file_name("x.csv")),
+        );
+    assert_eq!(b.answer(req).await.status, 403);
+    served.shut_down().await;
+}
+
+#[tokio::test]
+async fn pages_answer_4xx_for_what_does_not_exist() {
+    let (app, served) = served().await;
+    let org = app.org().await;
+    let mut b = Browser::new(&served);
+    b.sign_in(&org.key).await;
+    let missing = b
+        .get("/console/contacts/01020304-0506-4708-890a-0b0c0d0e0f10")
+        .await;
+    assert_eq!(missing.status, 404);
+    assert!(missing.body.contains("Not found"));
+    assert_eq!(b.get("/console/nowhere").await.status, 404);
+    assert_eq!(b.get("/console/contacts/not-a-uuid").await.status / 100, 4);
+    let page = b.get("/console").await;
+    assert!(page.body.contains("<main id=\"main\""));
+    served.shut_down().await;
+}
