@@ -41,6 +41,10 @@ if curl -sf "$BASE/api/v1/health" >/dev/null 2>&1; then
     exit 1
 fi
 
+# This run's screenshots only (a FAILED-*.png of an earlier run would mislead).
+rm -rf "$WM_ARTIFACTS"
+mkdir -p "$WM_ARTIFACTS"
+
 DIR=$(mktemp -d)
 LOG=$DIR/server.log
 SERVER_PID=

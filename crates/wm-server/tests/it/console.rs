@@ -48,7 +48,10 @@ fn encoded(form: &[(&str, &str)]) -> String {
 /// The value of the first hidden input `name` in a page.
 fn hidden(body: &str, name: &str) -> String {
     let marker = format!("name=\"{name}\" value=\"");
-    let at = body.find(&marker).unwrap_or_else(|| panic!("no {name} in {body}")) + marker.len();
+    let at = body
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {name} in {body}"))
+        + marker.len();
     body[at..].split('"').next().unwrap_or_default().to_owned()
 }
 
@@ -163,17 +166,28 @@ async fn signing_in_opens_the_console_and_signing_out_closes_it() {
     assert_eq!(wrong.status, 401);
     assert!(wrong.body.contains("not valid"), "{}", wrong.body);
     assert!(wrong.cookie("wm_console").is_none());
-    assert!(!wrong.body.contains("wm_live_not_a_key"), "the key is never shown back");
+    assert!(
+        !wrong.body.contains("wm_live_not_a_key"),
+        "the key is never shown back"
+    );
 
     let signed = b.sign_in(&org.key).await;
     assert_eq!(signed.status, 303);
     assert_eq!(signed.location.as_deref(), Some("/console"));
     let cookie = signed.cookie("wm_console").expect("session cookie");
-    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/console", "Max-Age=43200"] {
+    for attribute in [
+        "HttpOnly",
+        "SameSite=Strict",
+        "Path=/console",
+        "Max-Age=43200",
+    ] {
         assert!(cookie.contains(attribute), "{attribute} in {cookie}");
     }
     assert!(!cookie.contains("Secure"), "plain http: {cookie}");
-    assert!(!cookie.contains(&org.key), "the cookie is a session token, not the key");
+    assert!(
+        !cookie.contains(&org.key),
+        "the cookie is a session token, not the key"
+    );
 
     let home = b.get("/console").await;
     assert_eq!(home.status, 200);
@@ -258,10 +272,15 @@ async fn a_form_without_the_sessions_token_changes_nothing() {
     let token = form.csrf();
 
     // No token, a wrong token, and the right token from another site: all refused.
-    let none = b.post("/console/contacts", &[("fullName", "Eve Forged")]).await;
+    let none = b
+        .post("/console/contacts", &[("fullName", "Eve Forged")])
+        .await;
     assert_eq!(none.status, 403);
     let wrong = b
-        .post("/console/contacts", &[("_csrf", "0000"), ("fullName", "Eve Forged")])
+        .post(
+            "/console/contacts",
+            &[("_csrf", "0000"), ("fullName", "Eve Forged")],
+        )
         .await;
     assert_eq!(wrong.status, 403);
     let req = b
@@ -279,7 +298,10 @@ async fn a_form_without_the_sessions_token_changes_nothing() {
     let forged = other
         .post("/console/sign-in", &[("_csrf", "x"), ("apiKey", &org.key)])
         .await;
-    assert_ne!(forged.status, 303, "a sign-in without the form's token is refused");
+    assert_ne!(
+        forged.status, 303,
+        "a sign-in without the form's token is refused"
+    );
     assert!(forged.cookie("wm_console").is_none());
 
     // With the token the contact is made, and the page shows it.
@@ -324,7 +346,12 @@ async fn a_form_without_the_sessions_token_changes_nothing() {
     let taken = b
         .post(
             "/console/contacts",
-            &[("_csrf", &token), ("_idem", "c3d4"), ("fullName", "Ada Twin"), ("primaryPhone", "+52 55 1234 0099")],
+            &[
+                ("_csrf", &token),
+                ("_idem", "c3d4"),
+                ("fullName", "Ada Twin"),
+                ("primaryPhone", "+52 55 1234 0099"),
+            ],
         )
         .await;
     assert_eq!(taken.status, 422);
@@ -343,18 +370,28 @@ async fn a_key_without_a_scope_sees_no_such_part_and_is_refused_it() {
 
     let home = b.get("/console").await;
     assert_eq!(home.status, 200);
-    assert!(!home.body.contains("Wallet"), "no campaigns:read, no wallet panel");
+    assert!(
+        !home.body.contains("Wallet"),
+        "no campaigns:read, no wallet panel"
+    );
     assert!(home.body.contains("href=\"/console/contacts\""));
     assert!(!home.body.contains("href=\"/console/campaigns\""));
     let contacts = b.get("/console/contacts").await;
     assert_eq!(contacts.status, 200);
-    assert!(!contacts.body.contains("New contact"), "no contacts:write, no create button");
+    assert!(
+        !contacts.body.contains("New contact"),
+        "no contacts:write, no create button"
+    );
 
     let refused = b.get("/console/campaigns").await;
     assert_eq!(refused.status, 403);
     assert!(refused.body.contains("campaigns:read"), "{}", refused.body);
     let new = b.get("/console/contacts/new").await;
-    assert!(new.status == 200 || new.status == 403, "never a 500: {}", new.status);
+    assert!(
+        new.status == 200 || new.status == 403,
+        "never a 500: {}",
+        new.status
+    );
     let form = b.get("/console/contacts").await;
     let posted = b
         .post(
@@ -453,7 +490,10 @@ async fn an_uploaded_csv_is_imported_with_the_chosen_mapping() {
     let page = b.get(&to).await;
     assert!(page.body.contains("id=\"import-status\">COMPLETED"));
     assert!(page.body.contains("id=\"import-errors\""));
-    assert!(!page.body.contains("data-live"), "an ended job stops refreshing");
+    assert!(
+        !page.body.contains("data-live"),
+        "an ended job stops refreshing"
+    );
 
     // The same form again (a reload after a timeout): the same job, not a second import.
     let req = b
@@ -475,7 +515,10 @@ async fn an_uploaded_csv_is_imported_with_the_chosen_mapping() {
             reqwest::multipart::Form::new()
                 .text("_csrf", "forged")
                 .text("_idem", "imp-2")
-                .part("file", reqwest::multipart::Part::text(csv).file_name("x.csv")),
+                .part(
+                    "file",
+                    reqwest::multipart::Part::text(csv).file_name("x.csv"),
+                ),
         );
     assert_eq!(b.answer(req).await.status, 403);
     served.shut_down().await;
