@@ -541,3 +541,83 @@ async fn pages_answer_4xx_for_what_does_not_exist() {
     assert!(page.body.contains("<main id=\"main\""));
     served.shut_down().await;
 }
+
+#[tokio::test]
+async fn the_thread_shows_new_messages_and_its_reply_box_follows_the_window() {
+    let (app, served) = served().await;
+    let org = app.org().await;
+    crate::kit::setup(&org).await;
+    let writes = |text: &'static str| {
+        org.admin(
+            Method::POST,
+            "/inbound",
+            Some(
+                json!({"channelType": "MESSAGING_APP_A", "externalId": "5215512345678",
+                        "fullName": "Caro Cliente", "text": text}),
+            ),
+        )
+    };
+    let conversation = writes("¿Tienen envío gratis?").await.ok(200)["conversationId"]
+        .as_str()
+        .expect("conversation")
+        .to_owned();
+    let mut b = Browser::new(&served);
+    b.sign_in(&org.key).await;
+    let inbox = b.get("/console/inbox").await;
+    assert!(inbox.body.contains(&format!(
+        "href=\"/console/inbox/{conversation}\">Caro Cliente</a>"
+    )));
+
+    let path = format!("/console/inbox/{conversation}");
+    let page = b.get(&path).await;
+    assert!(page.body.contains("¿Tienen envío gratis?"));
+    assert!(
+        page.body.contains("window is <strong>open"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("name=\"text\""));
+    assert!(!page.body.contains("id=\"reply-template\""));
+    let sent = b
+        .post(
+            &format!("{path}/reply"),
+            &[
+                ("_csrf", &page.csrf()),
+                ("_idem", "r1"),
+                ("text", "Sí, desde $500."),
+            ],
+        )
+        .await;
+    assert_eq!(sent.location.as_deref(), Some(path.as_str()));
+    let thread = org
+        .get(&format!("/conversations/{conversation}/messages"))
+        .await
+        .ok(200);
+    assert_eq!(thread["data"][0]["text"], "Sí, desde $500.");
+    assert_eq!(thread["data"][0]["direction"], "OUTBOUND");
+
+    // The customer writes again: the page's live part shows it.
+    writes("¡Gracias!").await.ok(200);
+    let live = b.get(&format!("{path}/live?open=true")).await;
+    assert_eq!(live.status, 200);
+    assert!(live.body.contains("¡Gracias!") && live.body.contains("Sí, desde $500."));
+    assert!(live.body.contains("data-live"), "still refreshing");
+
+    // A day later the window has closed: the live part asks for a reload, and the page
+    // offers the approved templates instead of the text box.
+    app.clock.advance(chrono::Duration::hours(11));
+    writes("¿Y los domingos?").await.ok(200);
+    app.clock.advance(chrono::Duration::hours(25));
+    let mut b = Browser::new(&served);
+    b.sign_in(&org.key).await;
+    let live = b.get(&format!("{path}/live?open=true")).await;
+    assert_eq!(live.status, 200);
+    assert!(live.body.contains("¿Y los domingos?"));
+    assert!(!live.body.contains("data-live"), "the page reloads");
+    let page = b.get(&path).await;
+    assert!(page.body.contains("window is <strong>closed"));
+    assert!(page.body.contains("id=\"reply-template\""));
+    assert!(page.body.contains("promo"));
+    assert!(!page.body.contains("name=\"text\""));
+    served.shut_down().await;
+}

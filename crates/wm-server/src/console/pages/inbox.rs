@@ -19,6 +19,7 @@ pub fn routes() -> Router<Console> {
     Router::new()
         .route("/console/inbox", get(list))
         .route("/console/inbox/{id}", get(thread::show))
+        .route("/console/inbox/{id}/live", get(thread::live))
         .route("/console/inbox/{id}/reply", post(thread::reply))
         .route("/console/inbox/{id}/template", post(thread::template))
         .route("/console/inbox/{id}/update", post(thread::update))

@@ -20,7 +20,9 @@ use wm_types::messages::{
 
 use crate::console::Console;
 use crate::console::api::with_query;
-use crate::console::page::{ConsoleError, Page, PageResult, done, failed, page, problem, redirect};
+use crate::console::page::{
+    ConsoleError, Page, PageResult, done, failed, html_headers, page, problem, redirect,
+};
 use crate::console::session::Session;
 use crate::console::view::{Fields, badge, hidden, input, when};
 
@@ -57,10 +59,7 @@ pub async fn show(
             &[("pageSize", "50"), ("before", &before)],
         )),
     )?;
-    let open = c
-        .window_expires_at
-        .as_ref()
-        .is_some_and(|t| t.millis() > s.now());
+    let open = window_open(&c, s.now());
     let write = s.can(Scope::ConversationsWrite);
     let users = if write && s.can(Scope::ContactsRead) {
         s.api.get::<List<User>>("/users").await?.data
@@ -101,10 +100,7 @@ pub async fn show(
                     p { a href={ "/console/inbox/" (id) "?before=" (oldest) } { "Earlier messages" } }
                 }
             }
-            ol.thread id="thread" aria-label="Messages, oldest first" {
-                @for m in messages.data.iter().rev() { (message(m)) }
-            }
-            @if messages.data.is_empty() { p.muted { "No message yet." } }
+            (thread_part(&c, &messages, q.before.is_none(), open))
             section.card aria-labelledby="reply-h" {
                 h2 id="reply-h" { "Reply" }
                 p id="window-state" {
@@ -182,6 +178,62 @@ pub async fn show(
             }
         },
     ))
+}
+
+/// The messages, oldest first. On the newest page of a conversation that is not resolved
+/// it refreshes itself (a customer's new message, a reply's statuses); when the window
+/// opens or closes meanwhile, the fragment comes without `data-live` and the page reloads
+/// (its reply box changes).
+fn thread_part(c: &Conversation, messages: &MessageList, newest: bool, open: bool) -> Markup {
+    let live = (newest && c.status != ConversationStatus::Resolved)
+        .then(|| format!("/console/inbox/{}/live?open={open}", c.id));
+    html! {
+        div id="thread-part" data-live=[live] {
+            ol.thread id="thread" aria-label="Messages, oldest first" {
+                @for m in messages.data.iter().rev() { (message(m)) }
+            }
+            @if messages.data.is_empty() { p.muted { "No message yet." } }
+        }
+    }
+}
+
+/// What the live thread was rendered with.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct LiveQuery {
+    #[serde(default)]
+    open: bool,
+}
+
+/// `GET /console/inbox/{id}/live`: the newest messages, for the page's refresh.
+pub async fn live(
+    State(_): State<Console>,
+    s: Session,
+    Path(id): Path<Uuid>,
+    Query(q): Query<LiveQuery>,
+) -> Response {
+    let read = tokio::try_join!(
+        s.api.get::<Conversation>(format!("/conversations/{id}")),
+        s.api
+            .get::<MessageList>(format!("/conversations/{id}/messages?pageSize=50")),
+    );
+    match read {
+        Ok((c, messages)) => {
+            let open = window_open(&c, s.now());
+            let part = if open == q.open {
+                thread_part(&c, &messages, true, open)
+            } else {
+                thread_part(&c, &messages, false, open)
+            };
+            (html_headers(), part.into_string()).into_response()
+        }
+        Err(f) => ConsoleError::from(f).into_response(),
+    }
+}
+
+fn window_open(c: &Conversation, now_ms: i64) -> bool {
+    c.window_expires_at
+        .as_ref()
+        .is_some_and(|t| t.millis() > now_ms)
 }
 
 fn message(m: &Message) -> Markup {
