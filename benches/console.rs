@@ -14,6 +14,8 @@
 
 #[path = "../crates/wm-server/tests/it/replicas_harness.rs"]
 mod harness;
+// The percentiles and memory reading of the scale benchmark (its probes go unused here).
+#[allow(dead_code)]
 #[path = "scale/measure.rs"]
 mod measure;
 #[path = "process.rs"]
@@ -232,6 +234,7 @@ async fn main() -> anyhow::Result<()> {
     )
     .await;
     let campaign = campaign["id"].as_str().unwrap_or_default().to_owned();
+    anyhow::ensure!(!campaign.is_empty(), "no campaign");
     let (_, added) = call(
         &http,
         Method::POST,
@@ -257,7 +260,7 @@ async fn main() -> anyhow::Result<()> {
         .await;
         conversation = v["conversationId"].as_str().unwrap_or_default().to_owned();
     }
-    let (_, hook) = call(
+    let (status, hook) = call(
         &http,
         Method::POST,
         format!("{base}/webhooks"),
@@ -266,10 +269,8 @@ async fn main() -> anyhow::Result<()> {
         "url": "http://127.0.0.1:9/wm", "events": ["campaign.finished"]})),
     )
     .await;
-    let hook = hook["webhook"]["id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    anyhow::ensure!(status == 201, "webhook: {status} {hook}");
+    let hook = hook["id"].as_str().unwrap_or_default().to_owned();
     let (_, some) = call(
         &http,
         Method::GET,

@@ -119,22 +119,78 @@ pub fn checkbox(label: &str, name: &str, value: &str, checked: bool) -> Markup {
     }
 }
 
-/// Tabs as links; `current`: the tab shown.
-pub fn tabs(label: &str, items: &[(&str, u64, String)], current: &str) -> Markup {
-    html! {
-        nav aria-label=(label) {
-            ul.tabs {
-                @for (name, count, href) in items {
-                    li {
-                        @if *name == current {
-                            a href=(href) aria-current="page" { (name) " (" (count) ")" }
-                        } @else {
-                            a href=(href) { (name) " (" (count) ")" }
+/// A list's tabs (or filters): their (label, key) pairs, in order, and the one shown.
+pub struct Tabs<'a> {
+    defs: &'a [(&'a str, &'a str)],
+    current: &'a str,
+}
+
+impl<'a> Tabs<'a> {
+    /// The tabs `defs`, `asked` being the key the query named (the first tab when none or
+    /// an unknown one).
+    pub fn new(defs: &'a [(&'a str, &'a str)], asked: &'a str) -> Tabs<'a> {
+        let current = defs
+            .iter()
+            .find(|(_, key)| *key == asked)
+            .or(defs.first())
+            .map(|(_, key)| *key)
+            .unwrap_or_default();
+        Tabs { defs, current }
+    }
+
+    /// The key shown (what the API is asked for).
+    pub fn key(&self) -> &'a str {
+        self.current
+    }
+
+    /// The label shown.
+    pub fn label(&self) -> &'a str {
+        self.defs
+            .iter()
+            .find(|(_, key)| *key == self.current)
+            .map(|(label, _)| *label)
+            .unwrap_or_default()
+    }
+
+    /// The tabs as links, with their counts when given (`counts` in `defs`' order);
+    /// `link(key)` is a tab's URL.
+    pub fn render(&self, aria: &str, counts: &[u64], link: impl Fn(&str) -> String) -> Markup {
+        html! {
+            nav aria-label=(aria) {
+                ul.tabs {
+                    @for (i, (label, key)) in self.defs.iter().enumerate() {
+                        li {
+                            a href=(link(key)) aria-current=[(*key == self.current).then_some("page")] {
+                                (label)
+                                @if let Some(n) = counts.get(i) { " (" (n) ")" }
+                            }
                         }
                     }
                 }
             }
         }
+    }
+}
+
+/// The query of a list page: its tab (`filter` and `result` on some pages), search text
+/// and page.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct ListQuery {
+    /// The tab's key.
+    #[serde(default, alias = "filter", alias = "result")]
+    pub tab: String,
+    /// The search text.
+    #[serde(default)]
+    pub q: String,
+    /// The page (1 when absent).
+    #[serde(default)]
+    pub page: Option<u64>,
+}
+
+impl ListQuery {
+    /// The page number, as a query value.
+    pub fn page_no(&self) -> String {
+        self.page.unwrap_or(1).to_string()
     }
 }
 

@@ -12,19 +12,13 @@ use crate::console::Console;
 use crate::console::api::with_query;
 use crate::console::page::{Page, PageResult, page};
 use crate::console::session::Session;
-use crate::console::view::{badge, money, pager, tabs, when, when_opt};
+use crate::console::view::{ListQuery, Tabs, badge, money, pager, when, when_opt};
 
 /// The automation routes.
 pub fn routes() -> Router<Console> {
     Router::new()
         .route("/console/automations", get(list))
         .route("/console/automations/{id}", get(show))
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-struct ListQuery {
-    #[serde(default)]
-    tab: String,
 }
 
 const TABS: [(&str, &str); 4] = [
@@ -40,11 +34,8 @@ async fn list(
     s: Session,
     Query(q): Query<ListQuery>,
 ) -> PageResult<Page> {
-    let tab = if q.tab.is_empty() {
-        "all"
-    } else {
-        q.tab.as_str()
-    };
+    let tabs = Tabs::new(&TABS, &q.tab);
+    let tab = tabs.key();
     let list: AutomationList = s
         .api
         .get(with_query("/automations", &[("tab", tab)]))
@@ -56,16 +47,7 @@ async fn list(
         sum.paused + sum.paused_by_failure,
         sum.drafts,
     ];
-    let items: Vec<(&str, u64, String)> = TABS
-        .iter()
-        .zip(counts)
-        .map(|((label, key), n)| (*label, n, format!("/console/automations?tab={key}")))
-        .collect();
-    let current = TABS
-        .iter()
-        .find(|(_, k)| *k == tab)
-        .map(|(l, _)| *l)
-        .unwrap_or("All");
+    let current = tabs.label();
     Ok(page(
         &s,
         "Automations",
@@ -78,7 +60,7 @@ async fn list(
                 " · " (sum.failures7d) " failures"
             }
             @if let Some(example) = &sum.failure_example { p.flash.error role="alert" { "Latest failure: " (example) } }
-            (tabs("Automation tabs", &items, current))
+            (tabs.render("Automation tabs", &counts, |key| format!("/console/automations?tab={key}")))
             div.table-wrap {
                 table {
                     caption.muted { (current) " automations" }
@@ -102,14 +84,6 @@ async fn list(
     ))
 }
 
-#[derive(Debug, Default, serde::Deserialize)]
-struct RunsQuery {
-    #[serde(default)]
-    result: String,
-    #[serde(default)]
-    page: Option<u64>,
-}
-
 const RESULTS: [(&str, &str); 6] = [
     ("All", "all"),
     ("Completed", "completed"),
@@ -124,14 +98,11 @@ async fn show(
     State(_): State<Console>,
     s: Session,
     Path(id): Path<Uuid>,
-    Query(q): Query<RunsQuery>,
+    Query(q): Query<ListQuery>,
 ) -> PageResult<Page> {
-    let result = if q.result.is_empty() {
-        "all"
-    } else {
-        q.result.as_str()
-    };
-    let page_no = q.page.unwrap_or(1).to_string();
+    let results = Tabs::new(&RESULTS, &q.tab);
+    let result = results.key();
+    let page_no = q.page_no();
     let (a, runs) = tokio::try_join!(
         s.api.get::<Automation>(format!("/automations/{id}")),
         s.api.get::<ApiPage<AutomationRun>>(with_query(
@@ -156,16 +127,7 @@ async fn show(
                 }
             }
             h2 { "Runs" }
-            nav aria-label="Run results" {
-                ul.tabs {
-                    @for (label, key) in RESULTS {
-                        li {
-                            @if key == result { a href=(link(key, 1)) aria-current="page" { (label) } }
-                            @else { a href=(link(key, 1)) { (label) } }
-                        }
-                    }
-                }
-            }
+            (results.render("Run results", &[], |key| link(key, 1)))
             div.table-wrap {
                 table {
                     caption.muted { "Runs, newest first" }

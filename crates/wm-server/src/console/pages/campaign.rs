@@ -23,16 +23,7 @@ use crate::console::page::{
     ConsoleError, Page, PageResult, done, failed, html_headers, page, problem, redirect,
 };
 use crate::console::session::{Flash, Session};
-use crate::console::view::{Fields, badge, hidden, money, pager, pct, tabs, when_opt};
-
-#[derive(Debug, Default, serde::Deserialize)]
-/// The recipients table's filter and page.
-pub struct RecipientsQuery {
-    #[serde(default)]
-    filter: String,
-    #[serde(default)]
-    page: Option<u64>,
-}
+use crate::console::view::{Fields, ListQuery, Tabs, badge, hidden, money, pager, pct, when_opt};
 
 const FILTERS: [(&str, &str); 6] = [
     ("All", "all"),
@@ -48,14 +39,11 @@ pub async fn show(
     State(_): State<Console>,
     s: Session,
     Path(id): Path<Uuid>,
-    Query(q): Query<RecipientsQuery>,
+    Query(q): Query<ListQuery>,
 ) -> PageResult<Page> {
-    let filter = if q.filter.is_empty() {
-        "all"
-    } else {
-        q.filter.as_str()
-    };
-    let page_no = q.page.unwrap_or(1).to_string();
+    let filters = Tabs::new(&FILTERS, &q.tab);
+    let filter = filters.key();
+    let page_no = q.page_no();
     let (c, recipients) = tokio::try_join!(
         s.api.get::<Campaign>(format!("/campaigns/{id}")),
         s.api.get::<ApiPage<Recipient>>(with_query(
@@ -88,15 +76,8 @@ pub async fn show(
             &[("filter", f), ("page", &p)],
         )
     };
-    let filter_items: Vec<(&str, u64, String)> = FILTERS
-        .iter()
-        .map(|(label, key)| (*label, count_of(&c, key), link(key, 1)))
-        .collect();
-    let current = FILTERS
-        .iter()
-        .find(|(_, k)| *k == filter)
-        .map(|(l, _)| *l)
-        .unwrap_or("All");
+    let counts: Vec<u64> = FILTERS.iter().map(|(_, key)| count_of(&c, key)).collect();
+    let current = filters.label();
     Ok(page(
         &s,
         "Campaigns",
@@ -126,7 +107,7 @@ pub async fn show(
             }
             section aria-labelledby="recipients-h" {
                 h2 id="recipients-h" { "Recipients" }
-                (tabs("Recipient filters", &filter_items, current))
+                (filters.render("Recipient filters", &counts, |key| link(key, 1)))
                 div.table-wrap {
                     table id="recipients" {
                         caption.muted { (current) " recipients" }

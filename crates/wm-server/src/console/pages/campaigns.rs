@@ -19,7 +19,7 @@ use crate::console::api::with_query;
 use crate::console::page::{Page, PageResult, done, failed, flash_box, page, problem, redirect};
 use crate::console::session::{Flash, Session};
 use crate::console::view::{
-    Fields, badge, hidden, input, money, pager, pct, select, tabs, when_opt,
+    Fields, ListQuery, Tabs, badge, hidden, input, money, pager, pct, select, when_opt,
 };
 
 /// The campaign routes.
@@ -33,16 +33,6 @@ pub fn routes() -> Router<Console> {
         .route("/console/campaigns/{id}/send", post(campaign::send))
         .route("/console/campaigns/{id}/pause", post(campaign::pause))
         .route("/console/campaigns/{id}/resume", post(campaign::resume))
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-struct ListQuery {
-    #[serde(default)]
-    tab: String,
-    #[serde(default)]
-    q: String,
-    #[serde(default)]
-    page: Option<u64>,
 }
 
 const TABS: [(&str, &str); 6] = [
@@ -60,12 +50,8 @@ async fn list(
     s: Session,
     Query(q): Query<ListQuery>,
 ) -> PageResult<Page> {
-    let tab = if q.tab.is_empty() {
-        "all"
-    } else {
-        q.tab.as_str()
-    };
-    let page_no = q.page.unwrap_or(1).to_string();
+    let tabs = Tabs::new(&TABS, &q.tab);
+    let tab = tabs.key();
     let list: CampaignList = s
         .api
         .get(with_query(
@@ -73,7 +59,7 @@ async fn list(
             &[
                 ("tab", tab),
                 ("q", &q.q),
-                ("page", &page_no),
+                ("page", &q.page_no()),
                 ("pageSize", "25"),
             ],
         ))
@@ -94,16 +80,7 @@ async fn list(
         t.errors,
         t.finished,
     ];
-    let items: Vec<(&str, u64, String)> = TABS
-        .iter()
-        .zip(counts)
-        .map(|((label, key), n)| (*label, n, link(key, 1)))
-        .collect();
-    let current = TABS
-        .iter()
-        .find(|(_, k)| *k == tab)
-        .map(|(l, _)| *l)
-        .unwrap_or("All");
+    let current = tabs.label();
     let sum = &list.summary;
     Ok(page(
         &s,
@@ -118,7 +95,7 @@ async fn list(
                 "Last " (sum.days) " days: " (sum.sent) " sent · " (pct(sum.delivered_pct)) " delivered · "
                 (pct(sum.read_pct)) " read · " (sum.replies) " replies · spend " (money(sum.spend, ""))
             }
-            (tabs("Campaign tabs", &items, current))
+            (tabs.render("Campaign tabs", &counts, |key| link(key, 1)))
             form.inline method="get" action="/console/campaigns" role="search" {
                 input type="hidden" name="tab" value=(tab);
                 div.field {

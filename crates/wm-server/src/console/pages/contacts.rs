@@ -14,7 +14,7 @@ use crate::console::Console;
 use crate::console::api::with_query;
 use crate::console::page::{Page, PageResult, page};
 use crate::console::session::Session;
-use crate::console::view::{badge, pager, select, tabs, when};
+use crate::console::view::{Tabs, badge, pager, select, when};
 
 /// The contacts routes.
 pub fn routes() -> Router<Console> {
@@ -76,11 +76,8 @@ async fn list(
     s: Session,
     Query(q): Query<ListQuery>,
 ) -> PageResult<Page> {
-    let tab = if q.tab.is_empty() {
-        "all"
-    } else {
-        q.tab.as_str()
-    };
+    let tabs = Tabs::new(&TABS, &q.tab);
+    let tab = tabs.key();
     let page_no = q.page.unwrap_or(1).to_string();
     let path = with_query(
         "/contacts",
@@ -105,16 +102,7 @@ async fn list(
         list.tabs.inactive,
         list.tabs.no_consent,
     ];
-    let tab_items: Vec<(&str, u64, String)> = TABS
-        .iter()
-        .zip(counts)
-        .map(|((label, key), n)| (*label, n, q.link(key, 1)))
-        .collect();
-    let current = TABS
-        .iter()
-        .find(|(_, key)| *key == tab)
-        .map(|(label, _)| *label)
-        .unwrap_or("All");
+    let current = tabs.label();
     let stage_options: Vec<(String, String)> = stages
         .data
         .iter()
@@ -135,7 +123,7 @@ async fn list(
             @if s.can(Scope::ContactsWrite) {
                 p { a.button href="/console/contacts/new" { "New contact" } }
             }
-            (tabs("Contact tabs", &tab_items, current))
+            (tabs.render("Contact tabs", &counts, |key| q.link(key, 1)))
             form.inline method="get" action="/console/contacts" role="search" {
                 input type="hidden" name="tab" value=(tab);
                 div.field {

@@ -12,7 +12,7 @@ use crate::console::Console;
 use crate::console::api::with_query;
 use crate::console::page::{Page, PageResult, page};
 use crate::console::session::Session;
-use crate::console::view::{badge, pager, tabs, when};
+use crate::console::view::{ListQuery, Tabs, badge, pager, when};
 
 /// The inbox routes.
 pub fn routes() -> Router<Console> {
@@ -25,16 +25,6 @@ pub fn routes() -> Router<Console> {
         .route("/console/inbox/{id}/update", post(thread::update))
         .route("/console/inbox/{id}/read", post(thread::mark_read))
         .route("/console/media/{id}", get(thread::media))
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-struct ListQuery {
-    #[serde(default)]
-    filter: String,
-    #[serde(default)]
-    q: String,
-    #[serde(default)]
-    page: Option<u64>,
 }
 
 const TABS: [(&str, &str); 4] = [
@@ -50,12 +40,8 @@ async fn list(
     s: Session,
     Query(q): Query<ListQuery>,
 ) -> PageResult<Page> {
-    let filter = if q.filter.is_empty() {
-        "all"
-    } else {
-        q.filter.as_str()
-    };
-    let page_no = q.page.unwrap_or(1).to_string();
+    let tabs = Tabs::new(&TABS, &q.tab);
+    let filter = tabs.key();
     let list: ConversationList = s
         .api
         .get(with_query(
@@ -63,7 +49,7 @@ async fn list(
             &[
                 ("filter", filter),
                 ("q", &q.q),
-                ("page", &page_no),
+                ("page", &q.page_no()),
                 ("pageSize", "25"),
             ],
         ))
@@ -77,16 +63,7 @@ async fn list(
     };
     let t = &list.tabs;
     let counts = [t.all, t.unassigned, t.mine, t.resolved];
-    let items: Vec<(&str, u64, String)> = TABS
-        .iter()
-        .zip(counts)
-        .map(|((label, key), n)| (*label, n, link(key, 1)))
-        .collect();
-    let current = TABS
-        .iter()
-        .find(|(_, k)| *k == filter)
-        .map(|(l, _)| *l)
-        .unwrap_or("All");
+    let current = tabs.label();
     let sum = &list.summary;
     Ok(page(
         &s,
@@ -98,7 +75,7 @@ async fn list(
                 (sum.open) " open · " (sum.unassigned) " unassigned · oldest waiting "
                 (sum.oldest_waiting_minutes) " min · " (sum.resolved_today) " resolved today"
             }
-            (tabs("Conversation tabs", &items, current))
+            (tabs.render("Conversation tabs", &counts, |key| link(key, 1)))
             form.inline method="get" action="/console/inbox" role="search" {
                 input type="hidden" name="filter" value=(filter);
                 div.field {
