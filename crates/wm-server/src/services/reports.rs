@@ -5,7 +5,9 @@ use crate::db::Unique;
 use std::collections::HashMap;
 
 use chrono::{Duration, NaiveDate};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+};
 use uuid::Uuid;
 use wm_core::time::{date_start, local_date};
 use wm_types::Money;
@@ -109,6 +111,38 @@ where
         .await?)
 }
 
+/// How many rows of `E` fall on each day of the period (by `col`, in the organisation's
+/// time zone): one `COUNT` per day, each an index range when (organisation, `col`) is
+/// indexed, instead of every row's time brought back and placed by hand (a million
+/// contacts made in the period took over a second that way).
+async fn day_counts<E, C>(
+    conn: &impl ConnectionTrait,
+    org_col: C,
+    col: C,
+    org: Uuid,
+    c: &Ctx,
+) -> ApiResult<Vec<u64>>
+where
+    E: EntityTrait<Column = C>,
+    E::Model: Sync,
+    C: ColumnTrait,
+{
+    let mut bounds: Vec<i64> = c.days.iter().map(|d| date_start(&c.tz, *d)).collect();
+    bounds.push(c.end);
+    let mut counts = Vec::with_capacity(c.days.len());
+    for day in bounds.windows(2) {
+        counts.push(
+            E::find()
+                .filter(org_col.eq(org))
+                .filter(col.gte(day[0]))
+                .filter(col.lt(day[1]))
+                .count(conn)
+                .await?,
+        );
+    }
+    Ok(counts)
+}
+
 /// `GET /reports/commercial`.
 pub async fn commercial(
     state: &AppState,
@@ -122,19 +156,17 @@ pub async fn commercial(
         ..Default::default()
     });
     let mut t = CommercialTotals::default();
-    for ms in times::<contact::Entity, _>(
+    let made = day_counts::<contact::Entity, _>(
         conn,
         contact::Column::OrganizationId,
         contact::Column::CreatedAt,
         org,
         &c,
     )
-    .await?
-    {
-        if let Some(i) = c.slot(ms) {
-            series[i].new_contacts += 1;
-            t.new_contacts += 1;
-        }
+    .await?;
+    for (day, n) in series.iter_mut().zip(made) {
+        day.new_contacts = n;
+        t.new_contacts += n;
     }
     let customer_stages: Vec<String> = crate::db::lookups::stages(conn, org)
         .await?

@@ -207,3 +207,38 @@ async fn every_report_adds_up_to_what_happened() {
         .await;
     r.assert_scope_missing("reports:read");
 }
+
+#[tokio::test]
+async fn new_contacts_are_counted_on_the_organisations_local_days() {
+    let app = TestApp::new().await;
+    let org = app
+        .org_with(json!({"name": "CDMX", "timezone": "America/Mexico_City"}))
+        .await;
+    let at = |s: &str| {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+    };
+    // Mexico City is UTC-6: 05:59Z is still the 10th there, 06:00Z is the 11th.
+    for (i, when) in [
+        "2026-11-10T06:00:00Z",
+        "2026-11-11T05:59:59Z",
+        "2026-11-11T06:00:00Z",
+        "2026-11-12T23:00:00Z",
+    ]
+    .iter()
+    .enumerate()
+    {
+        app.clock.set(at(when));
+        org.contact(json!({"fullName": format!("C{i}")})).await;
+    }
+    app.clock.set(at("2026-11-13T12:00:00Z"));
+    let r = org
+        .get("/reports/commercial?from=2026-11-10&to=2026-11-12")
+        .await
+        .ok(200);
+    assert_eq!(day(&r, "2026-11-10")["newContacts"], 2);
+    assert_eq!(day(&r, "2026-11-11")["newContacts"], 1);
+    assert_eq!(day(&r, "2026-11-12")["newContacts"], 1);
+    assert_eq!(r["totals"]["newContacts"], 4);
+}
