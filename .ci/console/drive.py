@@ -99,8 +99,10 @@ def wait_path(pattern, what):
     rx = re.compile(pattern)
 
     def landed(d):
+        # The URL changes before the new page has loaded: a screenshot or axe run on a page
+        # still loading fails in the browser ("Node … does not belong to the document").
         if rx.fullmatch(path()):
-            return True
+            return d.execute_script("return document.readyState") == "complete"
         errors = [t for cls, t in flashes() if "error" in cls.split()]
         if errors:  # the form was refused: say why now rather than time out
             raise StepFailed(f"expected to land on {what}, got an error on {path()}: {errors}")

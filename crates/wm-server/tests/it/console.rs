@@ -621,3 +621,73 @@ async fn the_thread_shows_new_messages_and_its_reply_box_follows_the_window() {
     assert!(!page.body.contains("name=\"text\""));
     served.shut_down().await;
 }
+
+#[tokio::test]
+async fn contacts_ticked_in_the_list_join_a_draft_campaign_and_get_a_tag() {
+    let (app, served) = served().await;
+    let org = app.org().await;
+    let kit = crate::kit::setup(&org).await;
+    let campaign = crate::kit::campaign(&org, &kit, &kit.plain).await;
+    let ids = crate::kit::contacts(&org, 3, "lead").await;
+    let mut b = Browser::new(&served);
+    b.sign_in(&org.key).await;
+    let list = b.get("/console/contacts").await;
+    assert!(list.body.contains("form=\"bulk\" name=\"ids\""));
+    assert!(
+        list.body
+            .contains(&format!("<option value=\"{campaign}\">"))
+    );
+    let token = list.csrf();
+    let done = b
+        .post(
+            "/console/contacts/bulk",
+            &[
+                ("_csrf", &token),
+                ("back", "/console/contacts?tab=all"),
+                ("ids", &ids[0]),
+                ("ids", &ids[1]),
+                ("campaignId", &campaign),
+                ("addTags", "spring, vip"),
+            ],
+        )
+        .await;
+    assert_eq!(done.location.as_deref(), Some("/console/contacts?tab=all"));
+    let recipients = org
+        .get(&format!("/campaigns/{campaign}/recipients"))
+        .await
+        .ok(200);
+    assert_eq!(recipients["meta"]["total"], 2);
+    let first = org.get(&format!("/contacts/{}", ids[0])).await.ok(200);
+    let tags: Vec<&str> = first["tags"]
+        .as_array()
+        .expect("tags")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        tags.contains(&"spring") && tags.contains(&"vip"),
+        "{tags:?}"
+    );
+    let third = org.get(&format!("/contacts/{}", ids[2])).await.ok(200);
+    assert!(!third["tags"].to_string().contains("spring"));
+    let page = b.get("/console/contacts?tab=all").await;
+    assert!(
+        page.body.contains("2 added to the campaign"),
+        "{}",
+        page.body
+    );
+
+    // Somewhere else than the console's list is never where the form goes back to.
+    let away = b
+        .post(
+            "/console/contacts/bulk",
+            &[
+                ("_csrf", &token),
+                ("back", "https://evil.example.com/"),
+                ("ids", &ids[2]),
+            ],
+        )
+        .await;
+    assert_eq!(away.location.as_deref(), Some("/console/contacts"));
+    served.shut_down().await;
+}
