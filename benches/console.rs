@@ -4,7 +4,8 @@
 //! hundred customers who wrote in, a webhook; then a browser session (signed in with the
 //! key, cookie and all) times each page: `CALLS` (default 20) GETs, p50 and p99 of the
 //! whole answer. Anchors in the same run: a bare axum route answering a small HTML page,
-//! and the API call behind the contacts page (`GET /contacts?pageSize=25`) with the key.
+//! and the API calls behind three pages (contacts, a search, the commercial report) with
+//! the key.
 //!
 //! ```sh
 //! cargo build --release -p wm-server
@@ -341,19 +342,18 @@ async fn main() -> anyhow::Result<()> {
         .await?;
         let _ = writeln!(report, "{name:<28} {p50:>8.1} {p99:>8.1}");
     }
-    let (p50, p99) = timed(
-        &http,
-        &format!("{base}/contacts?pageSize=25"),
-        None,
-        Some(&key),
-        calls,
-    )
-    .await?;
-    let _ = writeln!(
-        report,
-        "{:<28} {p50:>8.1} {p99:>8.1}",
-        "anchor: API GET /contacts"
-    );
+    // The API calls behind three pages, as an integrator makes them with the key.
+    for (name, path) in [
+        ("anchor: API contacts", "/contacts?pageSize=25"),
+        (
+            "anchor: API search lópez",
+            "/contacts?q=l%C3%B3pez&pageSize=25",
+        ),
+        ("anchor: API commercial", "/reports/commercial"),
+    ] {
+        let (p50, p99) = timed(&http, &format!("{base}{path}"), None, Some(&key), calls).await?;
+        let _ = writeln!(report, "{name:<28} {p50:>8.1} {p99:>8.1}");
+    }
     let bare = serve(axum::Router::new().route(
         "/page",
         axum::routing::get(|| async { axum::response::Html("<!doctype html><h1>bare</h1>") }),

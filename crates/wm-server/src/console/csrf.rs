@@ -64,25 +64,22 @@ pub async fn guard(State(console): State<Console>, req: Request, next: Next) -> 
         .await
 }
 
-/// Whether the form's `Origin` (sent by every current browser on a POST) names this host.
+/// Whether the form's `Origin` (sent by every current browser on a POST) names this host:
+/// the `Host` the request came with, or the `X-Forwarded-Host` a reverse proxy in front
+/// says the browser used (a page of another site cannot set that header on a form).
 fn same_origin(req: &Request) -> bool {
-    let Some(origin) = req
-        .headers()
-        .get(header::ORIGIN)
-        .and_then(|v| v.to_str().ok())
-    else {
+    let h = req.headers();
+    let Some(origin) = h.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
         return true;
     };
-    let host = req
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
     let origin_host = origin
         .split_once("://")
         .map(|(_, rest)| rest)
         .unwrap_or_default();
-    !host.is_empty() && origin_host.eq_ignore_ascii_case(host)
+    [header::HOST.as_str(), "x-forwarded-host"]
+        .iter()
+        .filter_map(|name| h.get(*name).and_then(|v| v.to_str().ok()))
+        .any(|host| !host.is_empty() && origin_host.eq_ignore_ascii_case(host.trim()))
 }
 
 /// The answer to a form whose token is missing or stale.

@@ -342,6 +342,17 @@ async fn a_form_without_the_sessions_token_changes_nothing() {
     assert_eq!(again.location.as_deref(), Some(to.as_str()));
     assert_eq!(contacts_named(&org, "Ada Console").await, 1);
 
+    // Behind a reverse proxy the browser's origin is the proxy's host, which it passes on.
+    let req = b
+        .http
+        .post(format!("{}/console/contacts", b.origin))
+        .header("origin", "https://wm.example.com")
+        .header("x-forwarded-host", "wm.example.com")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(encoded(&[("_csrf", &token), ("fullName", "Bea Proxy")]));
+    assert_eq!(b.answer(req).await.status, 303);
+    assert_eq!(contacts_named(&org, "Bea Proxy").await, 1);
+
     // A refused form comes back with what was typed and the API's reason.
     let taken = b
         .post(

@@ -92,21 +92,28 @@ async fn list(
             ("pageSize", "25"),
         ],
     );
-    let (list, stages) = tokio::try_join!(
+    // The draft campaigns ticked contacts can join (only when the key may change them).
+    let drafts = async {
+        if !s.can(Scope::CampaignsWrite) {
+            return Ok(Vec::new());
+        }
+        let drafts = s
+            .api
+            .get::<CampaignList>("/campaigns?tab=drafts&pageSize=100")
+            .await?;
+        Ok::<_, crate::console::api::Failure>(
+            drafts
+                .data
+                .into_iter()
+                .map(|c| (c.id.to_string(), c.name))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let (list, stages, drafts) = tokio::try_join!(
         s.api.get::<ContactList>(&path),
         s.api.get::<List<LifecycleStage>>("/lifecycle-stages"),
+        drafts,
     )?;
-    let drafts: Vec<(String, String)> = if s.can(Scope::CampaignsWrite) {
-        s.api
-            .get::<CampaignList>("/campaigns?tab=drafts&pageSize=100")
-            .await?
-            .data
-            .into_iter()
-            .map(|c| (c.id.to_string(), c.name))
-            .collect()
-    } else {
-        Vec::new()
-    };
     let bulk = s.can(Scope::ContactsWrite) || !drafts.is_empty();
     let counts = [
         list.tabs.all,
