@@ -32,6 +32,8 @@ impl Demo {
         println!("Demo organisation {DEMO_ORG:?} ({}) is ready.", self.org_id);
         println!("WM_DEMO_API_KEY={}", self.api_key);
         println!("WM_ADMIN_TOKEN={admin_token}");
+        let console = base.trim_end_matches("/api/v1");
+        println!("Console: {console}/console (sign in with WM_DEMO_API_KEY)");
         println!("Try:");
         println!("  export WM_KEY={}", self.api_key);
         println!("  curl -s '{base}/contacts?pageSize=5' -H \"Authorization: Bearer $WM_KEY\"");
