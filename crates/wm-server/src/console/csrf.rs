@@ -11,7 +11,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::Console;
-use super::session::{self, SIGN_IN_COOKIE, Session};
+use super::page::ConsoleError;
+use super::session::{self, SIGN_IN_COOKIE};
 
 /// Largest URL-encoded form the console takes (a list of 20,000 contact ids fits).
 const MAX_FORM: usize = 2 * 1024 * 1024;
@@ -20,7 +21,7 @@ const MAX_FORM: usize = 2 * 1024 * 1024;
 pub const SIGN_IN: &str = "/console/sign-in";
 
 /// The middleware; see the module.
-pub async fn guard(State(console): State<Console>, req: Request, next: Next) -> Response {
+pub async fn guard(State(console): State<Console>, mut req: Request, next: Next) -> Response {
     if matches!(*req.method(), Method::GET | Method::HEAD) {
         return next.run(req).await;
     }
@@ -36,7 +37,15 @@ pub async fn guard(State(console): State<Console>, req: Request, next: Next) -> 
     let expected = if sign_in {
         session::cookie(req.headers(), SIGN_IN_COOKIE).map(str::to_owned)
     } else {
-        Session::csrf_of(&console.state, req.headers()).await
+        match session::find(&console.state, req.headers()).await {
+            Ok(Some(row)) => {
+                let csrf = row.csrf.clone();
+                req.extensions_mut().insert(row);
+                Some(csrf)
+            }
+            Ok(None) => None,
+            Err(e) => return ConsoleError::Internal(e.into()).into_response(),
+        }
     };
     let Some(expected) = expected else {
         // A sign-in form this browser was never given is refused; any other form without

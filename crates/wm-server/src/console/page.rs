@@ -92,7 +92,8 @@ pub fn html_headers() -> [(header::HeaderName, HeaderValue); 5] {
     ]
 }
 
-fn head(title: &str) -> Markup {
+/// The `<head>` of every console page: its title, the stylesheet and the script.
+pub fn head(title: &str) -> Markup {
     html! {
         head {
             meta charset="utf-8";
@@ -163,6 +164,11 @@ pub fn flash_box(flash: &Flash) -> Markup {
             div.flash role="status" { (flash.text) }
         }
     }
+}
+
+/// A live part alone (what a page's `data-live` fetches).
+pub fn fragment(markup: Markup) -> Response {
+    (html_headers(), markup.into_string()).into_response()
 }
 
 /// A page without a session (sign-in, refusals).

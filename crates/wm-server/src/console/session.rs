@@ -179,21 +179,20 @@ impl FromRequestParts<Console> for Session {
         console: &Console,
     ) -> Result<Self, Self::Rejection> {
         let state = &console.state;
-        let token = cookie(&parts.headers, SESSION_COOKIE).ok_or(ConsoleError::SignedOut)?;
-        let hash = token_hash(token);
-        let row = console_session::Entity::find_by_id(hash.clone())
-            .one(&state.db.conn)
-            .await
-            .map_err(|e| ConsoleError::Internal(e.into()))?
-            .filter(|row| row.expires_at > state.now_ms())
-            .ok_or(ConsoleError::SignedOut)?;
+        let row = match parts.extensions.remove::<console_session::Model>() {
+            Some(row) => Some(row),
+            None => find(state, &parts.headers)
+                .await
+                .map_err(|e| ConsoleError::Internal(e.into()))?,
+        };
+        let row = row.ok_or(ConsoleError::SignedOut)?;
         let caller = crate::auth::lookup_hash(state, row.key_hash.clone())
             .await
             .map_err(|e| ConsoleError::Internal(anyhow::anyhow!("{e}")))?
             .filter(|c| c.expires_at.is_none_or(|exp| exp > state.now_ms()));
         let Some(caller) = caller else {
             // The key was revoked or has expired: the session ends with it.
-            console_session::Entity::delete_by_id(hash)
+            console_session::Entity::delete_by_id(row.token_hash)
                 .exec(&state.db.conn)
                 .await
                 .map_err(|e| ConsoleError::Internal(e.into()))?;
@@ -210,17 +209,17 @@ impl FromRequestParts<Console> for Session {
     }
 }
 
-impl Session {
-    /// The session's CSRF token as stored, for the guard that checks forms.
-    pub async fn csrf_of(state: &AppState, headers: &HeaderMap) -> Option<String> {
-        let token = cookie(headers, SESSION_COOKIE)?;
-        console_session::Entity::find()
-            .filter(console_session::Column::TokenHash.eq(token_hash(token)))
-            .filter(console_session::Column::ExpiresAt.gt(state.now_ms()))
-            .one(&state.db.conn)
-            .await
-            .ok()
-            .flatten()
-            .map(|row| row.csrf)
-    }
+/// The live session row of the request's cookie, if any. The CSRF guard finds it first
+/// and leaves it in the request for the [`Session`] extractor, so a form costs one read.
+pub async fn find(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<Option<console_session::Model>, sea_orm::DbErr> {
+    let Some(token) = cookie(headers, SESSION_COOKIE) else {
+        return Ok(None);
+    };
+    Ok(console_session::Entity::find_by_id(token_hash(token))
+        .one(&state.db.conn)
+        .await?
+        .filter(|row| row.expires_at > state.now_ms()))
 }

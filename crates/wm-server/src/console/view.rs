@@ -209,6 +209,32 @@ pub fn pager(meta: &PageMeta, link: impl Fn(u64) -> String) -> Markup {
     }
 }
 
+/// The form field of template `template`'s variable `position`.
+fn variable_field(template: uuid::Uuid, position: &str) -> String {
+    format!("var:{template}:{position}")
+}
+
+/// The inputs of a template's variables, shown only while that template is chosen (the
+/// script hides the others); `typed`: what was typed in a field before.
+pub fn template_variables(
+    t: &wm_types::catalog::Template,
+    typed: impl Fn(&str) -> String,
+) -> Markup {
+    html! {
+        @if !t.variables.is_empty() {
+            fieldset data-template=(t.id) {
+                legend { "Variables of " (t.name) }
+                p.hint { (t.body_text) }
+                @for v in &t.variables {
+                    @let name = variable_field(t.id, v);
+                    (input(&format!("Variable {v}"), &name, "text", &typed(&name), false))
+                }
+                p.hint { "Fixed text, or a contact's field such as {{fullName}}." }
+            }
+        }
+    }
+}
+
 /// A URL-encoded form as sent (repeated names kept: checkboxes).
 pub struct Fields(Vec<(String, String)>);
 
@@ -243,6 +269,24 @@ impl Fields {
     /// Every (name, value) pair, in the order sent.
     pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// The variables typed for `template` ([`template_variables`]), blanks left out;
+    /// `None` when there are none.
+    pub fn variables(
+        &self,
+        template: uuid::Uuid,
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        let prefix = variable_field(template, "");
+        let variables: serde_json::Map<String, serde_json::Value> = self
+            .pairs()
+            .filter_map(|(k, v)| {
+                let position = k.strip_prefix(&prefix)?;
+                let v = v.trim();
+                (!v.is_empty()).then(|| (position.to_owned(), serde_json::Value::from(v)))
+            })
+            .collect();
+        (!variables.is_empty()).then_some(variables)
     }
 
     /// Whether a checkbox `name` was ticked.

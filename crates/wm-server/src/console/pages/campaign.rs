@@ -5,7 +5,7 @@
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::Method;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use maud::{Markup, html};
 use uuid::Uuid;
 use wm_types::campaigns::{
@@ -19,9 +19,7 @@ use wm_types::lookups::{LifecycleStage, List};
 use crate::console::Console;
 use crate::console::api::{decode, with_query};
 use crate::console::chart;
-use crate::console::page::{
-    ConsoleError, Page, PageResult, done, failed, html_headers, page, problem, redirect,
-};
+use crate::console::page::{Page, PageResult, done, failed, fragment, page, problem, redirect};
 use crate::console::session::{Flash, Session};
 use crate::console::view::{Fields, ListQuery, Tabs, badge, hidden, money, pager, pct, when_opt};
 
@@ -294,11 +292,13 @@ fn send_form(s: &Session, id: Uuid, p: &CostPreview) -> Markup {
 }
 
 /// `GET /console/campaigns/{id}/live`.
-pub async fn live(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) -> Response {
-    match s.api.get::<Campaign>(format!("/campaigns/{id}")).await {
-        Ok(c) => (html_headers(), progress(&c).into_string()).into_response(),
-        Err(f) => ConsoleError::from(f).into_response(),
-    }
+pub async fn live(
+    State(_): State<Console>,
+    s: Session,
+    Path(id): Path<Uuid>,
+) -> PageResult<Response> {
+    let c: Campaign = s.api.get(format!("/campaigns/{id}")).await?;
+    Ok(fragment(progress(&c)))
 }
 
 fn back(id: Uuid) -> String {

@@ -19,7 +19,8 @@ use crate::console::api::with_query;
 use crate::console::page::{Page, PageResult, done, failed, flash_box, page, problem, redirect};
 use crate::console::session::{Flash, Session};
 use crate::console::view::{
-    Fields, ListQuery, Tabs, badge, hidden, input, money, pager, pct, select, when_opt,
+    Fields, ListQuery, Tabs, badge, hidden, input, money, pager, pct, select, template_variables,
+    when_opt,
 };
 
 /// The campaign routes.
@@ -181,17 +182,7 @@ async fn form(s: &Session, typed: Option<&Fields>, error: Option<Flash>) -> Page
                     }
                 }
             }
-            @for t in templates.data.iter().filter(|t| !t.variables.is_empty()) {
-                fieldset data-template=(t.id) {
-                    legend { "Variables of " (t.name) }
-                    p.hint { (t.body_text) }
-                    @for v in &t.variables {
-                        @let name = format!("var:{}:{}", t.id, v);
-                        (input(&format!("Variable {v}"), &name, "text", &raw(&name), false))
-                    }
-                    p.hint { "Fixed text, or a contact's field such as {{fullName}}." }
-                }
-            }
+            @for t in &templates.data { (template_variables(t, raw)) }
             div { button type="submit" { "Create campaign" } }
         }
     })
@@ -219,21 +210,12 @@ fn uuid_of(f: &Fields, name: &str, what: &str) -> Result<Uuid, Flash> {
 async fn create(State(_): State<Console>, s: Session, f: Fields) -> PageResult<Response> {
     let body = (|| -> Result<CreateCampaign, Flash> {
         let template_id = uuid_of(&f, "templateId", "template")?;
-        let prefix = format!("var:{template_id}:");
-        let variables: serde_json::Map<String, serde_json::Value> = f
-            .pairs()
-            .filter_map(|(k, v)| {
-                let position = k.strip_prefix(&prefix)?;
-                let v = v.trim();
-                (!v.is_empty()).then(|| (position.to_owned(), serde_json::Value::from(v)))
-            })
-            .collect();
         Ok(CreateCampaign {
             name: f.text("name").unwrap_or_default(),
             phone_number_id: uuid_of(&f, "phoneNumberId", "sender number")?,
             template_id,
             scheduled_at: None,
-            variables: (!variables.is_empty()).then_some(variables),
+            variables: f.variables(template_id),
         })
     })();
     let sent = match body {

@@ -3,7 +3,7 @@
 //! key may read it.
 
 use axum::extract::State;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use maud::{Markup, html};
 use wm_types::campaigns::CampaignList;
 use wm_types::catalog::Wallet;
@@ -11,7 +11,7 @@ use wm_types::conversations::ConversationList;
 use wm_types::enums::Scope;
 
 use crate::console::Console;
-use crate::console::page::{Page, PageResult, html_headers, page};
+use crate::console::page::{Page, PageResult, fragment, page};
 use crate::console::session::Session;
 use crate::console::view::{money, pct, when};
 
@@ -103,9 +103,6 @@ async fn sending_panel(s: &Session) -> PageResult<Markup> {
 }
 
 /// `GET /console/live/sending`: the panel alone, for the page's refresh.
-pub async fn sending(s: Session) -> Response {
-    match sending_panel(&s).await {
-        Ok(markup) => (html_headers(), markup.into_string()).into_response(),
-        Err(e) => e.into_response(),
-    }
+pub async fn sending(s: Session) -> PageResult<Response> {
+    Ok(fragment(sending_panel(&s).await?))
 }

@@ -10,7 +10,7 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
 use axum::http::{Method, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 use maud::{Markup, html};
 use uuid::Uuid;
@@ -20,9 +20,7 @@ use wm_types::imports::{ContactImport, DedupeMode, ImportOptions, ImportStatus};
 
 use crate::console::Console;
 use crate::console::api::decode;
-use crate::console::page::{
-    ConsoleError, Page, PageResult, done, failed, html_headers, page, problem, redirect,
-};
+use crate::console::page::{Page, PageResult, done, failed, fragment, page, problem, redirect};
 use crate::console::session::{self, Session};
 use crate::console::view::{badge, hidden, when, when_opt};
 
@@ -291,15 +289,9 @@ async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) -> Pag
 }
 
 /// `GET /console/imports/{id}/live`: the progress part alone.
-async fn live(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) -> Response {
-    match s
-        .api
-        .get::<ContactImport>(format!("/contacts/imports/{id}"))
-        .await
-    {
-        Ok(job) => (html_headers(), progress(&job).into_string()).into_response(),
-        Err(f) => ConsoleError::from(f).into_response(),
-    }
+async fn live(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) -> PageResult<Response> {
+    let job: ContactImport = s.api.get(format!("/contacts/imports/{id}")).await?;
+    Ok(fragment(progress(&job)))
 }
 
 /// The job's status, progress bar, counts and refused rows; live while it runs.

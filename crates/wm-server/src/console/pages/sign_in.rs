@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::{DOCTYPE, Markup, html};
 
 use crate::console::Console;
-use crate::console::page::{bare_answer, flash_box, html_headers};
+use crate::console::page::{bare_answer, flash_box, head, html_headers};
 use crate::console::session::{
     self, FLASH_COOKIE, Flash, SESSION_COOKIE, SESSION_TTL_MS, SIGN_IN_COOKIE,
 };
@@ -20,13 +20,7 @@ fn form(token: &str, flash: Option<&Flash>) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "Sign in · wm console" }
-                link rel="stylesheet" href=(crate::console::assets::CSS.path());
-                link rel="icon" href="data:,";
-            }
+            (head("Sign in"))
             body.bare {
                 main id="main" {
                     h1 { "Sign in to wm" }

@@ -21,10 +21,10 @@ use wm_types::messages::{
 use crate::console::Console;
 use crate::console::api::with_query;
 use crate::console::page::{
-    ConsoleError, Page, PageResult, done, failed, html_headers, page, problem, redirect,
+    ConsoleError, Page, PageResult, done, failed, fragment, page, problem, redirect,
 };
 use crate::console::session::Session;
-use crate::console::view::{Fields, badge, hidden, input, when};
+use crate::console::view::{Fields, badge, hidden, template_variables, when};
 
 #[derive(Debug, Default, serde::Deserialize)]
 /// Which messages of the thread: those before a message, or the newest.
@@ -131,14 +131,7 @@ pub async fn show(
                                     }
                                 }
                             }
-                            @for t in templates.iter().filter(|t| !t.variables.is_empty()) {
-                                fieldset data-template=(t.id) {
-                                    legend { "Variables of " (t.name) }
-                                    @for v in &t.variables {
-                                        (input(&format!("Variable {v}"), &format!("var:{}:{}", t.id, v), "text", "", false))
-                                    }
-                                }
-                            }
+                            @for t in &templates { (template_variables(t, |_| String::new())) }
                             div { button type="submit" { "Send template" } }
                         }
                     }
@@ -210,24 +203,15 @@ pub async fn live(
     s: Session,
     Path(id): Path<Uuid>,
     Query(q): Query<LiveQuery>,
-) -> Response {
-    let read = tokio::try_join!(
+) -> PageResult<Response> {
+    let (c, messages) = tokio::try_join!(
         s.api.get::<Conversation>(format!("/conversations/{id}")),
         s.api
             .get::<MessageList>(format!("/conversations/{id}/messages?pageSize=50")),
-    );
-    match read {
-        Ok((c, messages)) => {
-            let open = window_open(&c, s.now());
-            let part = if open == q.open {
-                thread_part(&c, &messages, true, open)
-            } else {
-                thread_part(&c, &messages, false, open)
-            };
-            (html_headers(), part.into_string()).into_response()
-        }
-        Err(f) => ConsoleError::from(f).into_response(),
-    }
+    )?;
+    // Still the window the page was drawn with: keep refreshing; otherwise reload it.
+    let open = window_open(&c, s.now());
+    Ok(fragment(thread_part(&c, &messages, open == q.open, open)))
 }
 
 fn window_open(c: &Conversation, now_ms: i64) -> bool {
@@ -322,15 +306,6 @@ pub async fn template(s: Session, Path(id): Path<Uuid>, f: Fields) -> Response {
     let Some(template_id) = f.text("templateId").and_then(|v| Uuid::parse_str(&v).ok()) else {
         return redirect(&s, &back(id), problem("Choose a template."));
     };
-    let prefix = format!("var:{template_id}:");
-    let variables: serde_json::Map<String, serde_json::Value> = f
-        .pairs()
-        .filter_map(|(k, v)| {
-            let position = k.strip_prefix(&prefix)?;
-            let v = v.trim();
-            (!v.is_empty()).then(|| (position.to_owned(), serde_json::Value::from(v)))
-        })
-        .collect();
     let body = SendMessage {
         message_type: SendType::Template,
         text: None,
@@ -338,7 +313,7 @@ pub async fn template(s: Session, Path(id): Path<Uuid>, f: Fields) -> Response {
         interactive: None,
         template: Some(SendTemplate {
             template_id,
-            variables: (!variables.is_empty()).then_some(variables),
+            variables: f.variables(template_id),
         }),
         reply_to_message_id: None,
     };
