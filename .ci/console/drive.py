@@ -275,8 +275,10 @@ def save_png(name):
 
 
 def shot(name):
-    S.shots += 1
-    return save_png(f"{S.shots:02d}-{name}.png")
+    n = S.shots + 1
+    saved = save_png(f"{n:02d}-{name}.png")
+    S.shots = n
+    return saved
 
 
 def axe_check(page):
@@ -318,8 +320,20 @@ def page(name, signed_in=True):
     """The checks every page gets: its layout, a screenshot, axe."""
     if signed_in:
         signed_in_layout()
-    shot(name)
-    axe_check(name)
+    settled(lambda: shot(name))
+    settled(lambda: axe_check(name))
+
+
+def settled(action, tries=3):
+    """Runs `action`, again when a live part of the page (a campaign's progress, a thread
+    whose reply just changed status) replaced the nodes the browser was reading."""
+    for attempt in range(tries):
+        try:
+            return action()
+        except WebDriverException as e:
+            if "does not belong to the document" not in str(e) or attempt == tries - 1:
+                raise
+            time.sleep(0.3)
 
 
 def api_post(p, body, token):

@@ -15,6 +15,8 @@ function poll(el) {
         t.innerHTML = (await r.text()).trim();
         const next = t.content.firstElementChild;
         if (next && !next.dataset.live) { location.reload(); return; }
+        // Unchanged: keep the nodes (a selection, the reader's place, no flicker).
+        if (next && next.isEqualNode(el)) { poll(el); return; }
         if (next) {
           el.replaceWith(next);
           poll(next);
