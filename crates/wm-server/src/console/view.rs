@@ -192,6 +192,25 @@ impl ListQuery {
     pub fn page_no(&self) -> String {
         self.page.unwrap_or(1).to_string()
     }
+
+    /// The API's list at `path` for this query (25 a page), its tab named `tab_param`.
+    pub fn api(&self, path: &str, tab_param: &str, tab: &str) -> String {
+        super::api::with_query(
+            path,
+            &[
+                (tab_param, tab),
+                ("q", &self.q),
+                ("page", &self.page_no()),
+                ("pageSize", "25"),
+            ],
+        )
+    }
+
+    /// The console's page `base` at `tab` and `page`, with this query's search.
+    pub fn link(&self, base: &str, tab_param: &str, tab: &str, page: u64) -> String {
+        let page = page.to_string();
+        super::api::with_query(base, &[(tab_param, tab), ("q", &self.q), ("page", &page)])
+    }
 }
 
 /// Previous / next links of a paged list; `link(page)` gives a page's URL.

@@ -15,7 +15,6 @@ use wm_types::lookups::List;
 
 use super::campaign;
 use crate::console::Console;
-use crate::console::api::with_query;
 use crate::console::page::{Page, PageResult, done, failed, flash_box, page, problem, redirect};
 use crate::console::session::{Flash, Session};
 use crate::console::view::{
@@ -53,25 +52,8 @@ async fn list(
 ) -> PageResult<Page> {
     let tabs = Tabs::new(&TABS, &q.tab);
     let tab = tabs.key();
-    let list: CampaignList = s
-        .api
-        .get(with_query(
-            "/campaigns",
-            &[
-                ("tab", tab),
-                ("q", &q.q),
-                ("page", &q.page_no()),
-                ("pageSize", "25"),
-            ],
-        ))
-        .await?;
-    let link = |tab: &str, page: u64| {
-        let page = page.to_string();
-        with_query(
-            "/console/campaigns",
-            &[("tab", tab), ("q", &q.q), ("page", &page)],
-        )
-    };
+    let list: CampaignList = s.api.get(q.api("/campaigns", "tab", tab)).await?;
+    let link = |tab: &str, page: u64| q.link("/console/campaigns", "tab", tab, page);
     let t = &list.tabs;
     let counts = [
         t.all,

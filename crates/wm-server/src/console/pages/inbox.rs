@@ -9,7 +9,6 @@ use wm_types::conversations::ConversationList;
 
 use super::thread;
 use crate::console::Console;
-use crate::console::api::with_query;
 use crate::console::page::{Page, PageResult, page};
 use crate::console::session::Session;
 use crate::console::view::{ListQuery, Tabs, badge, pager, when};
@@ -42,25 +41,8 @@ async fn list(
 ) -> PageResult<Page> {
     let tabs = Tabs::new(&TABS, &q.tab);
     let filter = tabs.key();
-    let list: ConversationList = s
-        .api
-        .get(with_query(
-            "/conversations",
-            &[
-                ("filter", filter),
-                ("q", &q.q),
-                ("page", &q.page_no()),
-                ("pageSize", "25"),
-            ],
-        ))
-        .await?;
-    let link = |f: &str, p: u64| {
-        let p = p.to_string();
-        with_query(
-            "/console/inbox",
-            &[("filter", f), ("q", &q.q), ("page", &p)],
-        )
-    };
+    let list: ConversationList = s.api.get(q.api("/conversations", "filter", filter)).await?;
+    let link = |f: &str, p: u64| q.link("/console/inbox", "filter", f, p);
     let t = &list.tabs;
     let counts = [t.all, t.unassigned, t.mine, t.resolved];
     let current = tabs.label();
