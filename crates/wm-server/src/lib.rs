@@ -232,8 +232,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 /// Serves `state` under `/api/v1` (and the console under `/console`) on `listener`, with
-/// the background workers (webhook deliveries, campaign sending), until `shutdown` resolves. Then, at once, readiness
-/// answers 503 and the workers stop between messages and hand their leases back; the
+/// the background workers (webhook deliveries, campaign sending), until `shutdown`
+/// resolves. Then, at once, readiness answers 503 and the workers stop between messages
+/// and hand their leases back; the
 /// listener keeps serving for [`listener::Limits::shutdown_delay`] (or until a second
 /// signal), so the load balancer stops sending traffic first, and then drains.
 pub async fn run(
