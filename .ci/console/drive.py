@@ -78,11 +78,34 @@ def xq(text):
     return f'"{text}"' if "'" in text else f"'{text}'"
 
 
-def wait(timeout=WAIT):
-    # A page that refreshes itself (an import, a running campaign) replaces its elements
-    # under us: a stale or missing element only means "not yet".
-    return WebDriverWait(S.driver, timeout, poll_frequency=0.25,
-                         ignored_exceptions=(NoSuchElementException, StaleElementReferenceException))
+# What chromedriver says when it reads a node of a document that a navigation or a live part
+# has just replaced ("unknown error: unhandled inspector error"): only "not yet".
+NODE_GONE = "does not belong to the document"
+
+
+def node_gone(e):
+    return isinstance(e, WebDriverException) and NODE_GONE in str(e)
+
+
+class wait:
+    """WebDriverWait that also reads "a node of a replaced document" as "not yet".
+
+    A page that refreshes itself (an import, a running campaign) or has just been navigated
+    to replaces its elements under us: a stale or missing element only means "not yet"."""
+
+    def __init__(self, timeout=WAIT):
+        self.inner = WebDriverWait(S.driver, timeout, poll_frequency=0.25, ignored_exceptions=(
+            NoSuchElementException, StaleElementReferenceException))
+
+    def until(self, pred, message=""):
+        def guarded(d):
+            try:
+                return pred(d)
+            except WebDriverException as e:
+                if node_gone(e):
+                    return False
+                raise
+        return self.inner.until(guarded, message)
 
 
 def path():
@@ -225,13 +248,15 @@ def wait_text(element_id, wanted, timeout=WAIT, pred=None):
     """Waits until element #element_id's text contains `wanted` (or pred(text) holds)."""
     pred = pred or (lambda t: wanted in t)
     try:
-        wait(timeout).until(lambda d: pred(d.find_element(By.ID, element_id).text.strip()))
+        def shows(d):
+            text = d.find_element(By.ID, element_id).text.strip()
+            return text if pred(text) else False
+        return wait(timeout).until(shows)
     except TimeoutException:
         got = S.driver.find_elements(By.ID, element_id)
         raise StepFailed(f"#{element_id} never showed {wanted!r} in {timeout}s "
                          f"(it says {got[0].text.strip()[:200]!r})" if got else
                          f"#{element_id} is not on the page (waited for {wanted!r})")
-    return text_of(element_id)
 
 
 def flashes():
@@ -319,7 +344,7 @@ def signed_in_layout():
 def page(name, signed_in=True):
     """The checks every page gets: its layout, a screenshot, axe."""
     if signed_in:
-        signed_in_layout()
+        settled(signed_in_layout)
     settled(lambda: shot(name))
     settled(lambda: axe_check(name))
 
@@ -331,7 +356,7 @@ def settled(action, tries=3):
         try:
             return action()
         except WebDriverException as e:
-            if "does not belong to the document" not in str(e) or attempt == tries - 1:
+            if not node_gone(e) or attempt == tries - 1:
                 raise
             time.sleep(0.3)
 
