@@ -175,11 +175,16 @@ async fn a_numbers_own_mps_paces_it_at_that_rate() {
     let c = drive(&wa, &org, &id, 10).await;
     assert_eq!(c["status"], "COMPLETED", "{c}");
     assert_eq!(wa.fake.accepted_count(), 60);
-    // Evenly spaced at 20 a second, measured at the fake (a little slack for arrivals that
-    // bunch behind a write, as in the 1,000-recipient test).
+    // At 20 a second the 60 slots span 2.95 s. Measured at the fake, an arrival can be late
+    // (its claim waits behind a write; the suite's other processes share 2 cores), which
+    // bunches a few arrivals into one second but shortens the span only by the first one's
+    // lateness: the span is the rate's measure, the busiest second only catches a burst.
+    let times = wa.fake.send_times(PNID);
+    let span_ms = times.last().unwrap() - times.first().unwrap();
+    assert!(span_ms >= 2_500.0, "60 sends in {span_ms:.0} ms at 20 mps");
     let busiest = wa.fake.max_mps(PNID);
     assert!(
-        (1..=22).contains(&busiest),
+        (1..=30).contains(&busiest),
         "{busiest} in the busiest second"
     );
 }
