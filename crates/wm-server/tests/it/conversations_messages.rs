@@ -218,3 +218,34 @@ async fn a_key_resolves_assigns_and_reopens_and_each_change_is_announced() {
     assert_eq!(events[4].1["conversation"]["id"], now["id"]);
     assert_eq!(events[4].1["conversation"]["status"], "OPEN");
 }
+
+#[tokio::test]
+async fn a_customer_writing_to_a_pending_conversation_continues_it_and_a_resolved_one_starts_anew()
+{
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    let first = writes(&org, "5215511110001", "hola").await;
+    let id = first["conversationId"].as_str().unwrap().to_owned();
+    let path = format!("/conversations/{id}");
+    // The agent asked something and waits on the customer.
+    org.patch(&path, json!({"status": "PENDING"})).await.ok(200);
+    app.clock.advance(chrono::Duration::minutes(3));
+    let answer = writes(&org, "5215511110001", "aquí está el dato").await;
+    assert_eq!(answer["conversationId"], id.as_str(), "{answer}");
+    let c = org.get(&path).await.ok(200);
+    assert_eq!(c["status"], "OPEN", "{c}");
+    assert_eq!(
+        texts(&thread(&org, &id, "").await),
+        ["aquí está el dato", "hola"]
+    );
+    assert_eq!(org.get("/conversations").await.ok(200)["meta"]["total"], 1);
+
+    // Once resolved, the customer's next message is a new conversation.
+    org.patch(&path, json!({"status": "RESOLVED"}))
+        .await
+        .ok(200);
+    let again = writes(&org, "5215511110001", "otra pregunta").await;
+    assert_ne!(again["conversationId"], id.as_str());
+    assert_eq!(org.get(&path).await.ok(200)["status"], "RESOLVED");
+    assert_eq!(org.get("/conversations").await.ok(200)["meta"]["total"], 2);
+}

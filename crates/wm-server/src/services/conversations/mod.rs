@@ -6,7 +6,7 @@ use crate::db::Unique;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DbBackend, EntityTrait, QueryFilter,
-    QuerySelect,
+    QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
 use wm_types::conversations::{Conversation, InitiatedBy, UpdateConversation};
@@ -150,7 +150,8 @@ pub async fn update(
     view(&state.db.conn, row).await
 }
 
-/// A contact wrote on a channel: reuses their OPEN conversation there or opens one.
+/// A contact wrote on a channel: continues their conversation there that is not resolved
+/// (a PENDING one, waiting on them, is OPEN again) or opens one.
 pub async fn touch_from_contact(
     conn: &impl ConnectionTrait,
     org: Uuid,
@@ -172,7 +173,8 @@ pub async fn touch_from_contact(
     let open = in_org_by::<conversation::Entity>(conn.get_database_backend(), org)
         .filter(conversation::Column::ContactId.eq(contact))
         .filter(conversation::Column::ChannelId.eq(channel))
-        .filter(conversation::Column::Status.eq(ConversationStatus::Open))
+        .filter(conversation::Column::Status.ne(ConversationStatus::Resolved))
+        .order_by_desc(conversation::Column::UpdatedAt)
         .one(conn)
         .await?;
     if let Some(c) = open {
@@ -181,6 +183,10 @@ pub async fn touch_from_contact(
         conversation::Entity::update_many()
             .col_expr(conversation::Column::UpdatedAt, Expr::val(now))
             .col_expr(conversation::Column::LastInboundAt, Expr::val(last))
+            .col_expr(
+                conversation::Column::Status,
+                Expr::val(ConversationStatus::Open),
+            )
             .filter(conversation::Column::Id.eq(c.id))
             .exec(conn)
             .await?;
