@@ -27,7 +27,7 @@ use wm_types::enums::ErrorCode;
 use wm_types::events::{ContactEventData, EventKind};
 
 use crate::db;
-use crate::db::entities::{contact, conversation, organization, recipient};
+use crate::db::entities::{contact, conversation, message, organization, recipient};
 use crate::db::lookups::OrgLookups;
 use crate::db::tenant::in_org_by;
 use crate::error::{ApiError, ApiResult};
@@ -308,7 +308,7 @@ pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Contact> {
 }
 
 /// `DELETE /contacts/{id}`: only a contact without history (open deals, conversations,
-/// campaigns) may go; it takes its notes, identities and timeline with it.
+/// campaigns, messages) may go; it takes its notes, identities and timeline with it.
 ///
 /// It first counts itself in the organisation's `contact_deletes`, which on PostgreSQL locks
 /// that row until the commit: an audience step holds it shared while it writes, so the
@@ -339,7 +339,15 @@ pub async fn delete(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<()> {
         .count(&*txn)
         .await?
         > 0;
-    if row.open_deals > 0 || has_campaigns || has_conversations {
+    // A message sent to them outside any conversation (an automation's template, waiting
+    // for the conversation their next message opens) was paid for: history too.
+    let has_messages = message::Entity::find()
+        .filter(message::Column::OrganizationId.eq(org))
+        .filter(message::Column::ContactId.eq(id))
+        .count(&*txn)
+        .await?
+        > 0;
+    if row.open_deals > 0 || has_campaigns || has_conversations || has_messages {
         return Err(ApiError::business(
             StatusCode::CONFLICT,
             Some(ErrorCode::ContactHasHistory),
