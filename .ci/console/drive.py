@@ -22,6 +22,7 @@ import base64
 import csv
 import json
 import math
+import struct
 import os
 import re
 import sys
@@ -30,6 +31,7 @@ import time
 import traceback
 import urllib.error
 import urllib.request
+import zlib
 from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import urlparse
@@ -566,6 +568,40 @@ def inbox_open_window():
     page("conversation-replied")
 
 
+def png(width=48, height=32):
+    """A real PNG (a two-colour stripe), so the thread shows an image, not a broken one."""
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    rows = b"".join(b"\0" + (b"\x25\xd3\x66" if y < height // 2 else b"\x12\x8c\xe8") * width
+                    for y in range(height))
+    return (b"\x89PNG\r\n\x1a\n"
+            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def inbox_file():
+    """Sends an image with a caption from the open conversation; it shows in the thread."""
+    caption = "Así se ve el catálogo"
+    with tempfile.NamedTemporaryFile(suffix=".png", delete=False) as f:
+        f.write(png())
+    try:
+        field("File", "file").send_keys(f.name)
+        fill("Caption", "caption", caption)
+        click_button("Send file")
+    finally:
+        os.unlink(f.name)
+    wait_flash("File sent.")
+    wait().until(lambda d: d.find_elements(
+        By.XPATH, f"//*[@id='thread']//img[@alt={xq(caption)}]"))
+    loaded = S.driver.execute_script(
+        "const i = document.querySelector('#thread img[alt]:last-of-type');"
+        "return i && i.complete && i.naturalWidth;")
+    if not loaded:
+        raise StepFailed("the sent image does not load in the thread")
+    page("conversation-file")
+
+
 def inbox_closed_window():
     go("/inbox")
     click_link("Renata Ríos")
@@ -644,6 +680,7 @@ FLOW = [
     ("campaign audience", campaign_audience),
     ("campaign sent", send_campaign),
     ("inbox: open window, reply", inbox_open_window),
+    ("inbox: a file", inbox_file),
     ("inbox: closed window", inbox_closed_window),
     ("webhook retry", retry_delivery),
     ("other pages", other_pages),

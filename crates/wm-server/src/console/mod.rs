@@ -16,7 +16,8 @@
 //! ```
 //!
 //! Modules: [`session`] (sign-in sessions and cookies), [`csrf`] (every form's guard),
-//! [`api`], [`page`] (the shell and answers), [`view`] (fields, tabs, formatting),
+//! [`upload`] (forms with a file), [`api`], [`page`] (the shell and answers), [`view`]
+//! (fields, tabs, formatting),
 //! [`chart`] (SVG charts), [`assets`], and [`pages`], one module per section.
 
 pub mod api;
@@ -26,6 +27,7 @@ pub mod csrf;
 pub mod page;
 pub mod pages;
 pub mod session;
+pub mod upload;
 pub mod view;
 
 use axum::routing::{get, post};

@@ -702,3 +702,131 @@ async fn contacts_ticked_in_the_list_join_a_draft_campaign_and_get_a_tag() {
     assert_eq!(away.location.as_deref(), Some("/console/contacts"));
     served.shut_down().await;
 }
+
+#[tokio::test]
+async fn a_file_sent_from_the_thread_reaches_the_customer_as_its_kind() {
+    let (app, served) = served().await;
+    let org = app.org().await;
+    crate::kit::setup(&org).await;
+    let conversation = org
+        .admin(
+            Method::POST,
+            "/inbound",
+            Some(
+                json!({"channelType": "MESSAGING_APP_A", "externalId": "5215512345679",
+                        "fullName": "Fer Fotos", "text": "¿Me manda el catálogo?"}),
+            ),
+        )
+        .await
+        .ok(200)["conversationId"]
+        .as_str()
+        .expect("conversation")
+        .to_owned();
+    let mut b = Browser::new(&served);
+    b.sign_in(&org.key).await;
+    let path = format!("/console/inbox/{conversation}");
+    let page = b.get(&path).await;
+    assert!(page.body.contains("name=\"file\""), "{}", page.body);
+    let token = page.csrf();
+    // The page's order: the hidden fields, the file, then its caption.
+    let send = |b: &Browser, idem: &str, bytes: Vec<u8>, name: &str, mime: &str, caption: &str| {
+        let form = reqwest::multipart::Form::new()
+            .text("_csrf", token.clone())
+            .text("_idem", idem.to_owned())
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(bytes)
+                    .file_name(name.to_owned())
+                    .mime_str(mime)
+                    .expect("mime"),
+            )
+            .text("caption", caption.to_owned());
+        b.http
+            .post(format!("{}{path}/file", b.origin))
+            .header("origin", &b.origin)
+            .multipart(form)
+    };
+    let png =
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89".to_vec();
+    let req = send(&b, "f1", png.clone(), "foto.png", "image/png", "Así se ve");
+    let sent = b.answer(req).await;
+    assert_eq!(
+        sent.location.as_deref(),
+        Some(path.as_str()),
+        "{}",
+        sent.body
+    );
+    let pdf = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n".to_vec();
+    let req = send(&b, "f2", pdf, "catalogo.pdf", "application/pdf", "");
+    assert_eq!(b.answer(req).await.status, 303);
+    // The same image form again (a reload): no second message.
+    let req = send(&b, "f1", png, "foto.png", "image/png", "Así se ve");
+    assert_eq!(b.answer(req).await.status, 303);
+
+    let thread = org
+        .get(&format!("/conversations/{conversation}/messages"))
+        .await
+        .ok(200);
+    let out: Vec<&Value> = thread["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter(|m| m["direction"] == "OUTBOUND")
+        .collect();
+    assert_eq!(out.len(), 2, "{thread}");
+    let (doc, image) = (out[0], out[1]);
+    assert_eq!(image["type"], "IMAGE");
+    assert_eq!(image["media"]["caption"], "Así se ve");
+    assert_eq!(image["media"]["mimeType"], "image/png");
+    assert_eq!(image["sentBy"]["kind"], "USER");
+    assert_eq!(doc["type"], "DOCUMENT");
+    assert_eq!(doc["media"]["filename"], "catalogo.pdf");
+    assert!(doc["media"]["caption"].is_null());
+    let media_id = image["media"]["id"].as_str().expect("media id").to_owned();
+    let page = b.get(&path).await;
+    assert!(page.body.contains("File sent."), "{}", page.body);
+    assert!(
+        page.body.contains(&format!(
+            "src=\"/console/media/{media_id}\" alt=\"Así se ve\""
+        )),
+        "{}",
+        page.body
+    );
+
+    // A kind the platform does not take comes back with the API's reason; nothing is sent.
+    let req = send(
+        &b,
+        "f3",
+        b"PK\x03\x04".to_vec(),
+        "fotos.zip",
+        "application/zip",
+        "",
+    );
+    assert_eq!(b.answer(req).await.status, 303);
+    let page = b.get(&path).await;
+    assert!(page.body.contains("class=\"flash error\""), "{}", page.body);
+    // No file chosen.
+    let req = send(&b, "f4", Vec::new(), "", "application/octet-stream", "");
+    b.answer(req).await;
+    assert!(b.get(&path).await.body.contains("Choose a file to send."));
+    // A forged token reads nothing.
+    let form = reqwest::multipart::Form::new()
+        .text("_csrf", "forged")
+        .text("_idem", "f5")
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(b"x".to_vec()).file_name("a.txt"),
+        );
+    let req = b
+        .http
+        .post(format!("{}{path}/file", b.origin))
+        .header("origin", &b.origin)
+        .multipart(form);
+    assert_eq!(b.answer(req).await.status, 403);
+    let thread = org
+        .get(&format!("/conversations/{conversation}/messages"))
+        .await
+        .ok(200);
+    assert_eq!(thread["data"].as_array().map(Vec::len), Some(3));
+    served.shut_down().await;
+}

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
-use axum::http::{Method, header};
+use axum::http::Method;
 use axum::response::Response;
 use axum::routing::get;
 use maud::{Markup, html};
@@ -20,8 +20,9 @@ use wm_types::imports::{ContactImport, DedupeMode, ImportOptions, ImportStatus};
 
 use crate::console::Console;
 use crate::console::api::decode;
-use crate::console::page::{Page, PageResult, done, failed, fragment, page, problem, redirect};
-use crate::console::session::{self, Session};
+use crate::console::page::{Page, PageResult, done, failed, fragment, page, redirect};
+use crate::console::session::Session;
+use crate::console::upload::{self, Upload};
 use crate::console::view::{badge, hidden, when, when_opt};
 
 /// The import routes.
@@ -129,18 +130,6 @@ async fn new(State(_): State<Console>, s: Session) -> PageResult<Page> {
     ))
 }
 
-/// A multipart part's header, the name and file name quoted safely.
-fn part_header(boundary: &str, name: &str, file_name: Option<&str>, kind: &str) -> String {
-    let clean = |v: &str| v.replace(['"', '\r', '\n'], "_");
-    let file = file_name
-        .map(|f| format!("; filename=\"{}\"", clean(f)))
-        .unwrap_or_default();
-    format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"{}\"{file}\r\nContent-Type: {kind}\r\n\r\n",
-        clean(name)
-    )
-}
-
 /// The upload in flight: the browser's parts in, the API's parts out.
 struct Relay {
     parts: multer::Multipart<'static>,
@@ -169,7 +158,7 @@ impl Relay {
             }
             match self.parts.next_field().await? {
                 Some(field) if field.name() == Some("file") => {
-                    let header = part_header(
+                    let header = upload::part_header(
                         &self.boundary,
                         "file",
                         Some(field.file_name().unwrap_or("contacts.csv")),
@@ -201,7 +190,7 @@ impl Relay {
                     let options = serde_json::to_string(&self.options).unwrap_or_default();
                     let tail = format!(
                         "{}{options}\r\n--{}--\r\n",
-                        part_header(&self.boundary, "options", None, "application/json"),
+                        upload::part_header(&self.boundary, "options", None, "application/json"),
                         self.boundary
                     );
                     return Ok(Some((Bytes::from(tail), self)));
@@ -214,35 +203,11 @@ impl Relay {
 /// `POST /console/imports` (multipart: `_csrf` first, checked here; see [`crate::console::csrf`]).
 async fn upload(State(_): State<Console>, s: Session, req: Request) -> PageResult<Response> {
     let back = "/console/imports/new";
-    let boundary = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| multer::parse_boundary(v).ok());
-    let Some(boundary) = boundary else {
-        return Ok(redirect(
-            &s,
-            back,
-            problem("Send the form as the page gives it."),
-        ));
+    let Upload { parts, idempotency } = match upload::open(&s, req, back).await {
+        Ok(u) => u,
+        Err(answer) => return Ok(answer),
     };
-    let mut parts = multer::Multipart::new(req.into_body().into_data_stream(), boundary);
-    let mut idempotency = None;
-    // The hidden fields come first: the CSRF token, then the form's Idempotency-Key.
-    for expected in ["_csrf", "_idem"] {
-        let field = parts.next_field().await.ok().flatten();
-        let Some(field) = field.filter(|f| f.name() == Some(expected)) else {
-            return Ok(crate::console::csrf::expired());
-        };
-        let value = field.text().await.unwrap_or_default();
-        if expected == "_csrf" && !session::same_token(&value, &s.csrf) {
-            return Ok(crate::console::csrf::expired());
-        }
-        if expected == "_idem" {
-            idempotency = Some(value);
-        }
-    }
-    let out_boundary = format!("wm-console-{}", Uuid::new_v4().simple());
+    let out_boundary = upload::boundary();
     let relay = Relay {
         parts,
         file: None,
@@ -257,7 +222,7 @@ async fn upload(State(_): State<Console>, s: Session, req: Request) -> PageResul
         .call(
             Method::POST,
             "/contacts/imports",
-            Some(&format!("multipart/form-data; boundary={out_boundary}")),
+            Some(&upload::content_type(&out_boundary)),
             body,
             idempotency.as_deref(),
         )

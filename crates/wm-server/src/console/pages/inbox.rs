@@ -20,6 +20,7 @@ pub fn routes() -> Router<Console> {
         .route("/console/inbox/{id}", get(thread::show))
         .route("/console/inbox/{id}/live", get(thread::live))
         .route("/console/inbox/{id}/reply", post(thread::reply))
+        .route("/console/inbox/{id}/file", post(super::reply_file::send))
         .route("/console/inbox/{id}/template", post(thread::template))
         .route("/console/inbox/{id}/update", post(thread::update))
         .route("/console/inbox/{id}/read", post(thread::mark_read))

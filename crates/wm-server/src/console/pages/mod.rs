@@ -10,6 +10,7 @@ pub mod contacts;
 pub mod home;
 pub mod imports;
 pub mod inbox;
+pub mod reply_file;
 pub mod reports;
 pub mod sign_in;
 pub mod thread;

@@ -116,6 +116,7 @@ pub async fn show(
                         }
                         div { button type="submit" { "Send reply" } }
                     }
+                    (super::reply_file::form(&s, id))
                 }
                 @if write && !open {
                     @if templates.is_empty() {
@@ -259,15 +260,16 @@ fn message(m: &Message) -> Markup {
     }
 }
 
-fn back(id: Uuid) -> String {
+pub(super) fn back(id: Uuid) -> String {
     format!("/console/inbox/{id}")
 }
 
-async fn post_message(
+/// Sends `body` in the conversation and goes back to it, saying `sent` or why not.
+pub(super) async fn post_message(
     s: &Session,
     id: Uuid,
     body: SendMessage,
-    f: &Fields,
+    idempotency: Option<&str>,
     sent: &str,
 ) -> Response {
     let answer: Result<Message, _> = s
@@ -276,7 +278,7 @@ async fn post_message(
             Method::POST,
             &format!("/conversations/{id}/messages"),
             &body,
-            f.idempotency().as_deref(),
+            idempotency,
         )
         .await;
     match answer {
@@ -298,7 +300,7 @@ pub async fn reply(s: Session, Path(id): Path<Uuid>, f: Fields) -> Response {
         template: None,
         reply_to_message_id: None,
     };
-    post_message(&s, id, body, &f, "Reply sent.").await
+    post_message(&s, id, body, f.idempotency().as_deref(), "Reply sent.").await
 }
 
 /// `POST /console/inbox/{id}/template`.
@@ -317,7 +319,7 @@ pub async fn template(s: Session, Path(id): Path<Uuid>, f: Fields) -> Response {
         }),
         reply_to_message_id: None,
     };
-    post_message(&s, id, body, &f, "Template sent.").await
+    post_message(&s, id, body, f.idempotency().as_deref(), "Template sent.").await
 }
 
 /// `POST /console/inbox/{id}/update`: assign, resolve or reopen.
