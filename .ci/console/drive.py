@@ -631,6 +631,32 @@ def retry_delivery():
     return flash
 
 
+def edit_and_delete_webhook():
+    go(f"/webhooks/{S.webhook_id}")
+    click_link("Edit webhook")
+    wait_path(rf"/console/webhooks/{re.escape(S.webhook_id)}/edit", "the webhook's edit form")
+    page("webhook-edit")
+    fill("Description", "description", "Edited in the browser")
+    box = S.driver.find_elements(
+        By.CSS_SELECTOR, "input[type=checkbox][name=events][value='message.received']")
+    if not box:
+        raise StepFailed("no events checkbox message.received on the edit form")
+    check(box[0])
+    click_button("Save webhook")
+    wait_path(rf"/console/webhooks/{re.escape(S.webhook_id)}", "the webhook")
+    wait_flash("Webhook saved.")
+    facts = S.driver.find_element(By.TAG_NAME, "main").text
+    if "Edited in the browser" not in facts or "message.received" not in facts:
+        raise StepFailed("the webhook's page does not show the saved description and events")
+    check(by_label("Yes, delete this webhook"))
+    click_button("Delete webhook")
+    wait_path(r"/console/webhooks", "the webhooks list")
+    wait_flash("Webhook deleted.")
+    if S.driver.find_elements(By.CSS_SELECTOR, f"a[href='/console/webhooks/{S.webhook_id}']"):
+        raise StepFailed("the deleted webhook is still listed")
+    page("webhook-deleted")
+
+
 OTHER_PAGES = [
     ("", "home-again"), ("/contacts", "contacts"), (None, "contact-again"),
     ("/campaigns", "campaigns"), ("/templates", "templates"), ("/numbers", "numbers"),
@@ -684,6 +710,7 @@ FLOW = [
     ("inbox: closed window", inbox_closed_window),
     ("webhook retry", retry_delivery),
     ("other pages", other_pages),
+    ("webhook edit, delete", edit_and_delete_webhook),
     ("narrow window", narrow_window),
     ("sign out", sign_out),
 ]

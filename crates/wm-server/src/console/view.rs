@@ -119,6 +119,26 @@ pub fn checkbox(label: &str, name: &str, value: &str, checked: bool) -> Markup {
     }
 }
 
+/// The last section of a page that can delete what it shows: what deleting takes with it,
+/// and a box to tick before the button does anything (no script needed; [`Fields::confirmed`]
+/// checks it on the server too).
+pub fn delete_form(s: &Session, action: &str, what: &str, consequence: &str) -> Markup {
+    html! {
+        section.card.danger aria-labelledby="delete-h" {
+            h2 id="delete-h" { "Delete " (what) }
+            p { (consequence) }
+            form.stack method="post" action=(action) {
+                (hidden(s))
+                label.check for="f-confirm" {
+                    input id="f-confirm" type="checkbox" name="confirm" value="yes" required;
+                    "Yes, delete this " (what)
+                }
+                div { button.danger type="submit" { "Delete " (what) } }
+            }
+        }
+    }
+}
+
 /// A list's tabs (or filters): their (label, key) pairs, in order, and the one shown.
 pub struct Tabs<'a> {
     defs: &'a [(&'a str, &'a str)],
@@ -316,6 +336,11 @@ impl Fields {
     /// The form's Idempotency-Key.
     pub fn idempotency(&self) -> Option<String> {
         self.text("_idem")
+    }
+
+    /// Whether the box of a [`delete_form`] was ticked.
+    pub fn confirmed(&self) -> bool {
+        self.raw("confirm") == "yes"
     }
 }
 

@@ -413,6 +413,29 @@ async fn a_key_without_a_scope_sees_no_such_part_and_is_refused_it() {
     assert_eq!(posted.status, 422);
     assert!(posted.body.contains("contacts:write"));
     assert_eq!(contacts_named(&org, "Not Allowed").await, 0);
+
+    // A contact's page offers no identity form and no delete; a forged delete is refused
+    // by the API and the contact stays.
+    let id = org.contact(json!({"fullName": "Solo Lectura"})).await["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let contact = b.get(&format!("/console/contacts/{id}")).await;
+    assert_eq!(contact.status, 200);
+    assert!(!contact.body.contains("Add an identity"));
+    assert!(!contact.body.contains("Delete contact"));
+    b.post(
+        &format!("/console/contacts/{id}/delete"),
+        &[("_csrf", &contact.csrf()), ("confirm", "yes")],
+    )
+    .await;
+    assert!(
+        b.get(&format!("/console/contacts/{id}"))
+            .await
+            .body
+            .contains("contacts:write")
+    );
+    assert_eq!(org.get(&format!("/contacts/{id}")).await.status, 200);
     served.shut_down().await;
 }
 
@@ -828,5 +851,235 @@ async fn a_file_sent_from_the_thread_reaches_the_customer_as_its_kind() {
         .await
         .ok(200);
     assert_eq!(thread["data"].as_array().map(Vec::len), Some(3));
+    served.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_contact_gets_an_identity_and_is_deleted_only_without_history() {
+    let (app, served) = served().await;
+    let org = app.org().await;
+    let mut b = Browser::new(&served);
+    b.sign_in(&org.key).await;
+    let fresh = org
+        .contact(json!({"fullName": "Nuevo Sin Historia", "primaryPhone": "+5215550002001"}))
+        .await["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    // EMAIL is not active until the operator adds the channel: the API says so.
+    let path = format!("/console/contacts/{fresh}");
+    let page = b.get(&path).await;
+    b.post(
+        &format!("{path}/identities"),
+        &[
+            ("_csrf", &page.csrf()),
+            ("_idem", "i0"),
+            ("channelType", "EMAIL"),
+            ("externalId", "nuevo@example.com"),
+        ],
+    )
+    .await;
+    assert!(
+        b.get(&path)
+            .await
+            .body
+            .contains("channelType EMAIL is not active in this organization")
+    );
+    org.admin(Method::POST, "/channels", Some(json!({"type": "EMAIL"})))
+        .await
+        .ok(201);
+    let page = b.get(&path).await;
+    assert!(page.body.contains("Add an identity"));
+    assert!(page.body.contains("Delete contact"));
+    let token = page.csrf();
+
+    // Another channel's id for them.
+    let added = b
+        .post(
+            &format!("{path}/identities"),
+            &[
+                ("_csrf", &token),
+                ("_idem", "i1"),
+                ("channelType", "EMAIL"),
+                ("externalId", "nuevo@example.com"),
+            ],
+        )
+        .await;
+    assert_eq!(added.location.as_deref(), Some(path.as_str()));
+    let c = org.get(&format!("/contacts/{fresh}")).await.ok(200);
+    assert!(
+        c["identities"]
+            .as_array()
+            .expect("identities")
+            .iter()
+            .any(|i| i["externalId"] == "nuevo@example.com"),
+        "{c}"
+    );
+    assert!(
+        b.get(&path)
+            .await
+            .body
+            .contains("Identity nuevo@example.com added.")
+    );
+    // Someone else's phone is refused with the API's reason.
+    org.contact(json!({"fullName": "Otra", "primaryPhone": "+5215550002002"}))
+        .await;
+    b.post(
+        &format!("{path}/identities"),
+        &[
+            ("_csrf", &token),
+            ("_idem", "i2"),
+            ("channelType", "MESSAGING_APP_A"),
+            ("externalId", "5215550002002"),
+        ],
+    )
+    .await;
+    assert!(b.get(&path).await.body.contains("class=\"flash error\""));
+
+    // Without the box ticked nothing is deleted.
+    b.post(&format!("{path}/delete"), &[("_csrf", &token)])
+        .await;
+    assert!(
+        b.get(&path)
+            .await
+            .body
+            .contains("Tick the box to delete the contact.")
+    );
+    assert_eq!(org.get(&format!("/contacts/{fresh}")).await.status, 200);
+
+    // A contact who wrote in has history: kept, and the page says why.
+    let writer = org
+        .admin(
+            Method::POST,
+            "/inbound",
+            Some(
+                json!({"channelType": "MESSAGING_APP_A", "externalId": "5215550002003",
+                        "fullName": "Con Historia", "text": "hola"}),
+            ),
+        )
+        .await
+        .ok(200)["contactId"]
+        .as_str()
+        .expect("contact")
+        .to_owned();
+    let kept = format!("/console/contacts/{writer}");
+    let refused = b
+        .post(
+            &format!("{kept}/delete"),
+            &[("_csrf", &token), ("confirm", "yes")],
+        )
+        .await;
+    assert_eq!(refused.location.as_deref(), Some(kept.as_str()));
+    assert!(b.get(&kept).await.body.contains("set optedOut instead"));
+    assert_eq!(org.get(&format!("/contacts/{writer}")).await.status, 200);
+
+    let deleted = b
+        .post(
+            &format!("{path}/delete"),
+            &[("_csrf", &token), ("confirm", "yes")],
+        )
+        .await;
+    assert_eq!(deleted.location.as_deref(), Some("/console/contacts"));
+    assert!(
+        b.get("/console/contacts")
+            .await
+            .body
+            .contains("Contact deleted.")
+    );
+    org.get(&format!("/contacts/{fresh}"))
+        .await
+        .assert_error(404, None);
+    served.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_webhook_is_edited_and_deleted() {
+    let (app, served) = served().await;
+    let org = app.org().await;
+    let hook = org
+        .post(
+            "/webhooks",
+            json!({"url": "https://hooks.example.com/wm", "events": ["contact.created"]}),
+        )
+        .await
+        .ok(201)["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let mut b = Browser::new(&served);
+    b.sign_in(&org.key).await;
+    let path = format!("/console/webhooks/{hook}");
+    assert!(b.get(&path).await.body.contains("Edit webhook"));
+    let form = b.get(&format!("{path}/edit")).await;
+    assert_eq!(form.status, 200);
+    assert!(form.body.contains("value=\"https://hooks.example.com/wm\""));
+    assert!(
+        form.body.contains("value=\"contact.created\" checked"),
+        "{}",
+        form.body
+    );
+    let token = form.csrf();
+
+    let saved = b
+        .post(
+            &format!("{path}/edit"),
+            &[
+                ("_csrf", &token),
+                ("url", "https://hooks.example.com/v2"),
+                ("description", "CRM sync"),
+                ("events", "contact.created"),
+                ("events", "message.received"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.location.as_deref(), Some(path.as_str()));
+    let w = org.get(&path.replace("/console", "")).await.ok(200);
+    assert_eq!(w["url"], "https://hooks.example.com/v2");
+    assert_eq!(w["description"], "CRM sync");
+    assert_eq!(w["events"], json!(["contact.created", "message.received"]));
+
+    // A URL the API refuses: the form again, with what was typed and the API's reason (the
+    // test server takes http:// for its local receivers, so: no scheme at all).
+    let refused = b
+        .post(
+            &format!("{path}/edit"),
+            &[
+                ("_csrf", &token),
+                ("url", "hooks.example.com/plain"),
+                ("events", "contact.created"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, 422);
+    assert!(refused.body.contains("value=\"hooks.example.com/plain\""));
+    assert!(
+        refused.body.contains("class=\"flash error\""),
+        "{}",
+        refused.body
+    );
+    assert_eq!(
+        org.get(&path.replace("/console", "")).await.ok(200)["url"],
+        "https://hooks.example.com/v2"
+    );
+
+    b.post(&format!("{path}/delete"), &[("_csrf", &token)])
+        .await;
+    assert_eq!(org.get(&path.replace("/console", "")).await.status, 200);
+    let deleted = b
+        .post(
+            &format!("{path}/delete"),
+            &[("_csrf", &token), ("confirm", "yes")],
+        )
+        .await;
+    assert_eq!(deleted.location.as_deref(), Some("/console/webhooks"));
+    assert!(
+        b.get("/console/webhooks")
+            .await
+            .body
+            .contains("Webhook deleted.")
+    );
+    org.get(&path.replace("/console", ""))
+        .await
+        .assert_error(404, None);
     served.shut_down().await;
 }

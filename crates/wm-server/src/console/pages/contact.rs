@@ -1,19 +1,22 @@
-//! One contact: details, consent, tags, identities, open deals, the timeline and notes,
-//! with a note box when the key may write.
+//! One contact: details, consent, tags, identities, open deals, the timeline and notes;
+//! when the key may write, a note box, a new identity and deleting the contact.
 
+use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::Method;
 use axum::response::Response;
 use maud::{Markup, html};
 use uuid::Uuid;
 use wm_types::common::Page as ApiPage;
-use wm_types::contacts::{Contact, CreateNote, Note, TimelineEntry, TimelineKind};
-use wm_types::enums::Scope;
+use wm_types::contacts::{
+    Contact, CreateIdentity, CreateNote, Identity, Note, TimelineEntry, TimelineKind,
+};
+use wm_types::enums::{ChannelType, Scope};
 
 use crate::console::Console;
 use crate::console::page::{Page, PageResult, done, failed, page, problem, redirect};
 use crate::console::session::Session;
-use crate::console::view::{Fields, badge, hidden, money, when};
+use crate::console::view::{Fields, badge, delete_form, hidden, input_hint, money, select, when};
 
 /// `GET /console/contacts/{id}`.
 pub async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) -> PageResult<Page> {
@@ -68,6 +71,7 @@ pub async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) ->
                             @for i in &c.identities { (i.channel_type.as_str()) ": " (i.external_id) br; }
                         }
                     }
+                    @if s.can(Scope::ContactsWrite) { (identity_form(&s, id)) }
                     @if let Some(deals) = c.open_deals.as_ref().filter(|d| !d.is_empty()) {
                         h3 { "Open deals" }
                         ul { @for d in deals { li { (d.title) " · " (money(d.value, "")) } } }
@@ -101,8 +105,31 @@ pub async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) ->
                     }
                 }
             }
+            @if s.can(Scope::ContactsWrite) {
+                (delete_form(&s, &format!("/console/contacts/{id}/delete"), "contact",
+                    "Its notes, tags and identities go with it. A contact with history (conversations, campaigns, messages or open deals) is kept: set Opted out instead to stop messaging them."))
+            }
         },
     ))
+}
+
+/// Another channel's id for the contact (the API refuses an inactive channel, and an id that
+/// is another contact's).
+fn identity_form(s: &Session, id: Uuid) -> Markup {
+    let channels: Vec<(String, String)> = ChannelType::ALL
+        .iter()
+        .map(|c| (c.as_str().to_owned(), c.as_str().to_owned()))
+        .collect();
+    html! {
+        h3 { "Add an identity" }
+        form.stack method="post" action={ "/console/contacts/" (id) "/identities" } {
+            (hidden(s))
+            (select("Channel", "channelType", &channels, ChannelType::MessagingAppA.as_str(), None))
+            (input_hint("Id on that channel", "externalId", "text", "",
+                "The phone without + (MESSAGING_APP_A), the username, or the address (EMAIL)."))
+            div { button type="submit" { "Add identity" } }
+        }
+    }
 }
 
 fn entry(kind: &TimelineKind) -> Markup {
@@ -157,6 +184,64 @@ pub async fn add_note(s: Session, Path(id): Path<Uuid>, form: Fields) -> Respons
         .await;
     match sent {
         Ok(_) => redirect(&s, &back, done("Note added.")),
+        Err(f) => redirect(&s, &back, failed(&f)),
+    }
+}
+
+/// `POST /console/contacts/{id}/identities`.
+pub async fn add_identity(s: Session, Path(id): Path<Uuid>, form: Fields) -> Response {
+    let back = format!("/console/contacts/{id}");
+    let (Some(channel_type), Some(external_id)) = (
+        ChannelType::parse(form.raw("channelType")),
+        form.text("externalId"),
+    ) else {
+        return redirect(
+            &s,
+            &back,
+            problem("Choose a channel and write the id on it."),
+        );
+    };
+    let sent: Result<Identity, _> = s
+        .api
+        .send(
+            Method::POST,
+            &format!("/contacts/{id}/identities"),
+            &CreateIdentity {
+                channel_type,
+                external_id,
+            },
+            form.idempotency().as_deref(),
+        )
+        .await;
+    match sent {
+        Ok(i) => redirect(
+            &s,
+            &back,
+            done(format!("Identity {} added.", i.external_id)),
+        ),
+        Err(f) => redirect(&s, &back, failed(&f)),
+    }
+}
+
+/// `POST /console/contacts/{id}/delete`: the API refuses a contact with history (409), which
+/// the contact's page then says.
+pub async fn delete(s: Session, Path(id): Path<Uuid>, form: Fields) -> Response {
+    let back = format!("/console/contacts/{id}");
+    if !form.confirmed() {
+        return redirect(&s, &back, problem("Tick the box to delete the contact."));
+    }
+    let answer = s
+        .api
+        .call(
+            Method::DELETE,
+            &format!("/contacts/{id}"),
+            None,
+            Body::empty(),
+            None,
+        )
+        .await;
+    match answer {
+        Ok(_) => redirect(&s, "/console/contacts", done("Contact deleted.")),
         Err(f) => redirect(&s, &back, failed(&f)),
     }
 }

@@ -29,6 +29,11 @@ pub fn routes() -> Router<Console> {
         )
         .route("/console/contacts/{id}/edit", get(contact_form::edit))
         .route("/console/contacts/{id}/notes", post(contact::add_note))
+        .route(
+            "/console/contacts/{id}/identities",
+            post(contact::add_identity),
+        )
+        .route("/console/contacts/{id}/delete", post(contact::delete))
 }
 
 /// The list's query, as the page's links and search form carry it.

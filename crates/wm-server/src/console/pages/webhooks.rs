@@ -1,5 +1,6 @@
 //! Webhooks: the list, a new webhook (its signing secret shown once, on the page it lands
-//! on), one webhook's deliveries with a retry for the failed ones, pause and resume.
+//! on), one webhook's deliveries with a retry for the failed ones, pause and resume, edit
+//! (URL, description, events) and delete.
 
 use axum::Router;
 use axum::body::Body;
@@ -20,7 +21,9 @@ use crate::console::Console;
 use crate::console::api::{decode, with_query};
 use crate::console::page::{PageResult, done, failed, flash_box, page, problem, redirect};
 use crate::console::session::{self, Flash, Session};
-use crate::console::view::{Fields, badge, checkbox, hidden, input, pager, when, when_opt};
+use crate::console::view::{
+    Fields, badge, checkbox, delete_form, hidden, input, pager, when, when_opt,
+};
 
 /// The cookie that carries a new webhook's secret to the one page that shows it.
 const SECRET_COOKIE: &str = "wm_console_secret";
@@ -31,6 +34,8 @@ pub fn routes() -> Router<Console> {
         .route("/console/webhooks", get(list).post(create))
         .route("/console/webhooks/new", get(new))
         .route("/console/webhooks/{id}", get(show).post(update))
+        .route("/console/webhooks/{id}/edit", get(edit).post(save))
+        .route("/console/webhooks/{id}/delete", post(delete))
         .route(
             "/console/webhooks/{id}/deliveries/{delivery}/retry",
             post(retry),
@@ -72,48 +77,99 @@ async fn list(State(_): State<Console>, s: Session) -> PageResult<Response> {
     .into_response())
 }
 
-fn form(s: &Session, typed: Option<&Fields>, error: Option<&Flash>) -> Markup {
-    let url = typed.map(|f| f.raw("url").to_owned()).unwrap_or_default();
-    let description = typed
-        .map(|f| f.raw("description").to_owned())
-        .unwrap_or_default();
-    let chosen = typed.map(|f| f.all("events")).unwrap_or_default();
-    html! {
-        @if let Some(e) = error { (flash_box(e)) }
-        form.stack.card method="post" action="/console/webhooks" {
-            (hidden(s))
-            (input("URL", "url", "url", &url, true))
-            (input("Description", "description", "text", &description, false))
-            fieldset {
-                legend { "Events" }
-                @for kind in EventKind::ALL {
-                    (checkbox(kind.as_str(), "events", kind.as_str(), chosen.iter().any(|c| c == kind.as_str())))
-                }
-            }
-            div { button type="submit" { "Create webhook" } }
+/// What the webhook form shows: what was typed, or the webhook's own values.
+#[derive(Default)]
+struct Values {
+    url: String,
+    description: String,
+    events: Vec<String>,
+}
+
+impl Values {
+    fn typed(f: &Fields) -> Values {
+        Values {
+            url: f.raw("url").to_owned(),
+            description: f.raw("description").to_owned(),
+            events: f.all("events"),
+        }
+    }
+
+    fn of(w: &Webhook) -> Values {
+        Values {
+            url: w.url.clone(),
+            description: w.description.clone().unwrap_or_default(),
+            events: w.events.iter().map(|e| e.as_str().to_owned()).collect(),
         }
     }
 }
 
+/// The form of a new webhook (`action` `/console/webhooks`) or of an edit.
+fn form(s: &Session, action: &str, submit: &str, v: &Values, error: Option<&Flash>) -> Markup {
+    html! {
+        @if let Some(e) = error { (flash_box(e)) }
+        form.stack.card method="post" action=(action) {
+            (hidden(s))
+            (input("URL", "url", "url", &v.url, true))
+            (input("Description", "description", "text", &v.description, false))
+            fieldset {
+                legend { "Events" }
+                @for kind in EventKind::ALL {
+                    (checkbox(kind.as_str(), "events", kind.as_str(), v.events.iter().any(|c| c == kind.as_str())))
+                }
+            }
+            div { button type="submit" { (submit) } }
+        }
+    }
+}
+
+/// The form shown again after the API refused it, with what was typed and why.
+fn refused(
+    s: &Session,
+    title: &str,
+    action: &str,
+    submit: &str,
+    f: &Fields,
+    why: &Flash,
+) -> Response {
+    page(
+        s,
+        "Webhooks",
+        title,
+        html! { h1 { (title) } (form(s, action, submit, &Values::typed(f), Some(why))) },
+    )
+    .with_status(StatusCode::UNPROCESSABLE_ENTITY)
+    .into_response()
+}
+
+/// The ticked events, each an event kind.
+fn events(f: &Fields) -> Result<Vec<EventKind>, Flash> {
+    f.all("events")
+        .iter()
+        .map(|e| EventKind::parse(e).ok_or_else(|| problem(format!("{e} is not an event."))))
+        .collect()
+}
+
 /// `GET /console/webhooks/new`.
 async fn new(State(_): State<Console>, s: Session) -> Response {
+    let form = form(
+        &s,
+        "/console/webhooks",
+        "Create webhook",
+        &Values::default(),
+        None,
+    );
     page(
         &s,
         "Webhooks",
         "New webhook",
-        html! { h1 { "New webhook" } (form(&s, None, None)) },
+        html! { h1 { "New webhook" } (form) },
     )
     .into_response()
 }
 
 /// `POST /console/webhooks`.
 async fn create(State(_): State<Console>, s: Session, f: Fields) -> Response {
-    let events: Result<Vec<EventKind>, Flash> = f
-        .all("events")
-        .iter()
-        .map(|e| EventKind::parse(e).ok_or_else(|| problem(format!("{e} is not an event."))))
-        .collect();
-    let sent = match events {
+    let sent = match events(&f) {
         Ok(events) => s
             .api
             .send::<WebhookCreated>(
@@ -140,14 +196,87 @@ async fn create(State(_): State<Console>, s: Session, f: Fields) -> Response {
             );
             response
         }
-        Err(flash) => page(
+        Err(flash) => refused(
             &s,
-            "Webhooks",
             "New webhook",
-            html! { h1 { "New webhook" } (form(&s, Some(&f), Some(&flash))) },
+            "/console/webhooks",
+            "Create webhook",
+            &f,
+            &flash,
+        ),
+    }
+}
+
+/// `GET /console/webhooks/{id}/edit`.
+async fn edit(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) -> PageResult<Response> {
+    let w: Webhook = s.api.get(format!("/webhooks/{id}")).await?;
+    let action = format!("/console/webhooks/{id}/edit");
+    let form = form(&s, &action, "Save webhook", &Values::of(&w), None);
+    Ok(page(
+        &s,
+        "Webhooks",
+        "Edit webhook",
+        html! { h1 { "Edit webhook" } (form) },
+    )
+    .into_response())
+}
+
+/// `POST /console/webhooks/{id}/edit`: the URL, description and events (its secret stays).
+async fn save(s: Session, Path(id): Path<Uuid>, f: Fields) -> Response {
+    let sent = match events(&f) {
+        Ok(events) => s
+            .api
+            .send::<Webhook>(
+                Method::PATCH,
+                &format!("/webhooks/{id}"),
+                &UpdateWebhook {
+                    url: Some(f.text("url").unwrap_or_default()),
+                    events: Some(events),
+                    description: Some(f.text("description")),
+                    status: None,
+                },
+                None,
+            )
+            .await
+            .map_err(|e| failed(&e)),
+        Err(flash) => Err(flash),
+    };
+    match sent {
+        Ok(_) => redirect(
+            &s,
+            &format!("/console/webhooks/{id}"),
+            done("Webhook saved."),
+        ),
+        Err(flash) => refused(
+            &s,
+            "Edit webhook",
+            &format!("/console/webhooks/{id}/edit"),
+            "Save webhook",
+            &f,
+            &flash,
+        ),
+    }
+}
+
+/// `POST /console/webhooks/{id}/delete`: its deliveries stop and its log goes with it.
+async fn delete(s: Session, Path(id): Path<Uuid>, f: Fields) -> Response {
+    let back = format!("/console/webhooks/{id}");
+    if !f.confirmed() {
+        return redirect(&s, &back, problem("Tick the box to delete the webhook."));
+    }
+    let answer = s
+        .api
+        .call(
+            Method::DELETE,
+            &format!("/webhooks/{id}"),
+            None,
+            Body::empty(),
+            None,
         )
-        .with_status(StatusCode::UNPROCESSABLE_ENTITY)
-        .into_response(),
+        .await;
+    match answer {
+        Ok(_) => redirect(&s, "/console/webhooks", done("Webhook deleted.")),
+        Err(e) => redirect(&s, &back, failed(&e)),
     }
 }
 
@@ -200,6 +329,7 @@ async fn show(
                     dt { "Paused" } dd { (when_opt(w.paused_at.as_ref())) }
                 }
                 @if write {
+                    p { a.button href={ "/console/webhooks/" (id) "/edit" } { "Edit webhook" } }
                     form.inline method="post" action={ "/console/webhooks/" (id) } {
                         (hidden(&s))
                         @if w.status == WebhookStatus::Paused {
@@ -239,6 +369,10 @@ async fn show(
             }
             @if deliveries.data.is_empty() { p.muted { "Nothing delivered yet." } }
             (pager(&deliveries.meta, |p| format!("/console/webhooks/{id}?page={p}")))
+            @if write {
+                (delete_form(&s, &format!("/console/webhooks/{id}/delete"), "webhook",
+                    "Its deliveries stop at once, including those waiting for another attempt, and its delivery log goes with it."))
+            }
         },
     )
     .into_response();
