@@ -176,6 +176,11 @@ pub enum TimelineKind {
         /// The new one.
         to: String,
     },
+    /// A kind this version does not know (a newer server's): the entry still reads, with
+    /// its id and time, instead of failing the whole timeline page.
+    #[serde(other)]
+    #[schemars(skip)]
+    Unknown,
 }
 
 /// One entry of a contact's timeline.
@@ -254,5 +259,32 @@ fn common_fields_in_each_kind(schema: &mut schemars::Schema) {
             all.extend(std::mem::take(own));
             *own = all;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeline_kind_added_later_reads_as_unknown() {
+        let entry: TimelineEntry = serde_json::from_str(
+            r#"{"id":"01a22141-b5cc-7084-abed-f4ad889ef18b","at":"2026-11-28T08:00:00.000Z",
+                "type":"dealWon","deal":{"id":"x","value":12}}"#,
+        )
+        .expect("an unknown kind still reads");
+        assert_eq!(entry.kind, TimelineKind::Unknown);
+        let known: TimelineEntry = serde_json::from_str(
+            r#"{"id":"01a22141-b5cc-7084-abed-f4ad889ef18b","at":"2026-11-28T08:00:00.000Z",
+                "type":"note","author":"Ana","body":"hola"}"#,
+        )
+        .expect("a note");
+        assert_eq!(
+            known.kind,
+            TimelineKind::Note {
+                author: "Ana".into(),
+                body: "hola".into()
+            }
+        );
     }
 }
