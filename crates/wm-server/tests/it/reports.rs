@@ -242,3 +242,77 @@ async fn new_contacts_are_counted_on_the_organisations_local_days() {
     assert_eq!(day(&r, "2026-11-12")["newContacts"], 1);
     assert_eq!(r["totals"]["newContacts"], 4);
 }
+
+#[tokio::test]
+async fn campaign_sends_are_counted_on_the_organisations_local_days() {
+    let app = TestApp::new().await;
+    let org = app
+        .org_with(json!({"name": "CDMX", "timezone": "America/Mexico_City"}))
+        .await;
+    let at = |s: &str| {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+    };
+    app.clock.set(at("2026-11-09T12:00:00Z"));
+    kit::top_up(&org, 10.0).await;
+    let number = kit::number(&org, "+525500000001").await;
+    let t = kit::template(&org, "hola", "MARKETING", "es", "Hola").await;
+    // Mexico City is UTC-6: 05:59:59Z is still the 10th there, 06:00Z is the 11th.
+    for (i, when) in [
+        "2026-11-11T05:59:59Z",
+        "2026-11-11T06:00:00Z",
+        "2026-11-12T23:30:00Z",
+    ]
+    .iter()
+    .enumerate()
+    {
+        app.clock.set(at(when));
+        let person = org
+            .contact(
+                json!({"fullName": format!("P{i}"), "primaryPhone": format!("+52155123400{i}"),
+                            "consent": {"given": true}}),
+            )
+            .await;
+        let c = org
+            .post(
+                "/campaigns",
+                json!({"name": format!("C{i}"), "phoneNumberId": number, "templateId": t}),
+            )
+            .await
+            .ok(201);
+        let cid = c.id();
+        org.post(
+            &format!("/campaigns/{cid}/recipients"),
+            json!({"contactIds": [person["id"]]}),
+        )
+        .await
+        .ok(200);
+        org.post(&format!("/campaigns/{cid}/send"), json!({}))
+            .await
+            .ok(200);
+        app.send_pass().await;
+        app.send_pass().await;
+    }
+    app.clock.set(at("2026-11-13T12:00:00Z"));
+    let r = org
+        .get("/reports/campaigns?from=2026-11-10&to=2026-11-12")
+        .await
+        .ok(200);
+    let sent = |date: &str| day(&r, date)["sent"].clone();
+    assert_eq!(
+        [sent("2026-11-10"), sent("2026-11-11"), sent("2026-11-12")],
+        [json!(1), json!(1), json!(1)],
+        "{r}"
+    );
+    assert_eq!(r["totals"]["sent"], 3);
+    assert_eq!(r["totals"]["campaigns"], 3);
+    // The simulator delivers at once: each delivery on its send's local day.
+    assert_eq!(day(&r, "2026-11-10")["delivered"], 1, "{r}");
+    // A period that ends before the last send leaves it out.
+    let r = org
+        .get("/reports/campaigns?from=2026-11-10&to=2026-11-11")
+        .await
+        .ok(200);
+    assert_eq!(r["totals"]["sent"], 2);
+}
