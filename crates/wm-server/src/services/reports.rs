@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use chrono::{Duration, NaiveDate};
 use sea_orm::sea_query::{Alias, Expr, ExprTrait};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+    ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    QuerySelect, Select,
 };
 use uuid::Uuid;
 use wm_core::time::{date_start, local_date};
@@ -139,27 +140,23 @@ where
 /// and their daylight-saving shifts are multiples of 15 minutes.
 const QUARTER_HOUR_MS: i64 = 15 * 60 * 1000;
 
-/// How many rows of `E` in `org` have `col` on each day of the period, counted by the
-/// database in one pass: rows are grouped by the quarter hour since the period's start (an
-/// integer division; a year is 35,040 groups at most), and each quarter hour is placed on its
-/// local day here — so a day of 23 or 25 hours is right, and only the groups come back, not
-/// the time of every row (a campaign to a million people sent a million of them per status).
-async fn day_groups<E, C>(
+/// How many of `rows` (already narrowed to the organisation, and to more when asked) have
+/// `col` on each day of the period, counted by the database in one pass: rows are grouped by
+/// the quarter hour since the period's start (an integer division; a year is 35,040 groups
+/// at most), and each quarter hour is placed on its local day here — so a day of 23 or 25
+/// hours is right, and only the groups come back, not the time of every row (a campaign to
+/// a million people sent a million of them per status).
+async fn day_groups<E: EntityTrait>(
     conn: &impl ConnectionTrait,
-    (org_col, col): (C, C),
-    org: Uuid,
+    rows: Select<E>,
+    col: E::Column,
     c: &Ctx,
-) -> ApiResult<Vec<u64>>
-where
-    E: EntityTrait<Column = C>,
-    C: ColumnTrait,
-{
+) -> ApiResult<Vec<u64>> {
     let quarter = Expr::col(col).sub(c.start).div(QUARTER_HOUR_MS);
-    let rows: Vec<(i64, i64)> = E::find()
+    let groups: Vec<(i64, i64)> = rows
         .select_only()
         .column_as(quarter, "quarter")
         .column_as(Expr::col(col).count(), "n")
-        .filter(org_col.eq(org))
         .filter(col.gte(c.start))
         .filter(col.lt(c.end))
         // By its name: PostgreSQL would not see `(col - $1) / $2` and `(col - $5) / $6` as
@@ -169,7 +166,7 @@ where
         .all(conn)
         .await?;
     let mut counts = vec![0u64; c.days.len()];
-    for (quarter, n) in rows {
+    for (quarter, n) in groups {
         let at = c
             .start
             .saturating_add(quarter.saturating_mul(QUARTER_HOUR_MS));
@@ -178,6 +175,27 @@ where
         }
     }
     Ok(counts)
+}
+
+/// How many of `rows` each user (`col`, a user id) has: one grouped count.
+async fn per_user<E: EntityTrait>(
+    conn: &impl ConnectionTrait,
+    rows: Select<E>,
+    col: E::Column,
+) -> ApiResult<HashMap<Uuid, u64>> {
+    let groups: Vec<(Option<Uuid>, i64)> = rows
+        .select_only()
+        .column(col)
+        .column_as(Expr::col(col).count(), "n")
+        .filter(col.is_not_null())
+        .group_by(col)
+        .into_tuple()
+        .all(conn)
+        .await?;
+    Ok(groups
+        .into_iter()
+        .filter_map(|(user, n)| Some((user?, u64::try_from(n).unwrap_or(0))))
+        .collect())
 }
 
 /// `GET /reports/commercial`.
@@ -336,13 +354,7 @@ pub async fn campaigns(
         (recipient::Column::FailedAt, |d| &mut d.failed),
     ];
     for (col, pick) in steps {
-        let counts = day_groups::<recipient::Entity, _>(
-            conn,
-            (recipient::Column::OrganizationId, col),
-            org,
-            &c,
-        )
-        .await?;
+        let counts = day_groups(conn, in_org::<recipient::Entity>(org), col, &c).await?;
         for (day, n) in series.iter_mut().zip(counts) {
             *pick(day) = n;
         }
@@ -453,51 +465,62 @@ pub async fn team(
             conversations_resolved: 0,
         })
         .collect();
-    let index: HashMap<Uuid, usize> = members
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.user_id, i))
-        .collect();
-    let owners: Vec<Option<Uuid>> = in_org::<contact::Entity>(org)
-        .select_only()
-        .column(contact::Column::OwnerId)
-        .filter(contact::Column::OwnerId.is_not_null())
-        .into_tuple()
-        .all(conn)
-        .await?;
-    for o in owners.into_iter().flatten() {
-        if let Some(&i) = index.get(&o) {
-            members[i].contacts_owned += 1;
-        }
+    let owned = per_user(
+        conn,
+        in_org::<contact::Entity>(org),
+        contact::Column::OwnerId,
+    )
+    .await?;
+    let in_period = |col: note::Column| col.gte(c.start).and(col.lt(c.end));
+    let written = per_user(
+        conn,
+        in_org::<note::Entity>(org).filter(in_period(note::Column::CreatedAt)),
+        note::Column::AuthorId,
+    )
+    .await?;
+    let assigned = per_user(
+        conn,
+        in_org::<conversation::Entity>(org)
+            .filter(conversation::Column::Status.ne(ConversationStatus::Resolved)),
+        conversation::Column::AssignedToUserId,
+    )
+    .await?;
+    let resolved_in_period = conversation::Column::ResolvedAt
+        .gte(c.start)
+        .and(conversation::Column::ResolvedAt.lt(c.end));
+    let resolved = per_user(
+        conn,
+        in_org::<conversation::Entity>(org).filter(resolved_in_period),
+        conversation::Column::AssignedToUserId,
+    )
+    .await?;
+    for m in &mut members {
+        let of = |counts: &HashMap<Uuid, u64>| counts.get(&m.user_id).copied().unwrap_or(0);
+        m.contacts_owned = of(&owned);
+        m.notes_written = of(&written);
+        m.conversations_assigned = of(&assigned);
+        m.conversations_resolved = of(&resolved);
     }
-    let notes = in_org::<note::Entity>(org)
-        .filter(note::Column::CreatedAt.gte(c.start))
-        .filter(note::Column::CreatedAt.lt(c.end))
-        .all(conn)
-        .await?;
-    for n in notes {
-        if let Some(d) = c.slot(n.created_at) {
-            series[d].notes_written += 1;
-        }
-        if let Some(&i) = index.get(&n.author_id) {
-            members[i].notes_written += 1;
-        }
-    }
-    let assigned = in_org::<conversation::Entity>(org)
-        .filter(conversation::Column::AssignedToUserId.is_not_null())
-        .all(conn)
-        .await?;
-    for conv in assigned {
-        let Some(&i) = conv.assigned_to_user_id.and_then(|u| index.get(&u)) else {
-            continue;
-        };
-        if conv.status != ConversationStatus::Resolved {
-            members[i].conversations_assigned += 1;
-        }
-        if let Some(d) = conv.resolved_at.and_then(|ms| c.slot(ms)) {
-            members[i].conversations_resolved += 1;
-            series[d].conversations_resolved += 1;
-        }
+    let notes = day_groups(
+        conn,
+        in_org::<note::Entity>(org),
+        note::Column::CreatedAt,
+        &c,
+    )
+    .await?;
+    // Resolved by the organisation's members (an assignee), per day.
+    let member_ids: Vec<Uuid> = members.iter().map(|m| m.user_id).collect();
+    let resolved_days = day_groups(
+        conn,
+        in_org::<conversation::Entity>(org)
+            .filter(conversation::Column::AssignedToUserId.is_in(member_ids)),
+        conversation::Column::ResolvedAt,
+        &c,
+    )
+    .await?;
+    for ((d, notes), resolved) in series.iter_mut().zip(notes).zip(resolved_days) {
+        d.notes_written = notes;
+        d.conversations_resolved = resolved;
     }
     let totals = TeamTotals {
         notes_written: series.iter().map(|d| d.notes_written).sum(),
@@ -523,27 +546,40 @@ pub async fn conversations(
         date,
         ..Default::default()
     });
-    let rows = in_org::<conversation::Entity>(org).all(conn).await?;
-    let mut t = ConversationTotals::default();
-    let mut resolution: Vec<i64> = Vec::new();
-    for r in rows {
-        if r.status == ConversationStatus::Open {
-            t.open_now += 1;
-        }
-        if let Some(i) = c.slot(r.created_at) {
-            series[i].opened += 1;
-            t.opened += 1;
-        }
-        if let Some(resolved) = r.resolved_at
-            && let Some(i) = c.slot(resolved)
-        {
-            series[i].resolved += 1;
-            t.resolved += 1;
-            resolution.push(resolved - r.created_at);
-        }
+    let all = || in_org::<conversation::Entity>(org);
+    let opened = day_groups(conn, all(), conversation::Column::CreatedAt, &c).await?;
+    let resolved = day_groups(conn, all(), conversation::Column::ResolvedAt, &c).await?;
+    let mut t = ConversationTotals {
+        open_now: all()
+            .filter(conversation::Column::Status.eq(ConversationStatus::Open))
+            .count(conn)
+            .await?,
+        ..Default::default()
+    };
+    for ((d, opened), resolved) in series.iter_mut().zip(opened).zip(resolved) {
+        d.opened = opened;
+        d.resolved = resolved;
+        t.opened += opened;
+        t.resolved += resolved;
     }
-    if !resolution.is_empty() {
-        let avg = resolution.iter().sum::<i64>() / resolution.len() as i64;
+    // The mean time to resolve those resolved in the period, summed by the database (as
+    // BIGINT: PostgreSQL's SUM of a BIGINT is NUMERIC).
+    let took = Expr::col(conversation::Column::ResolvedAt)
+        .sub(Expr::col(conversation::Column::CreatedAt))
+        .sum()
+        .cast_as(Alias::new("BIGINT"));
+    let (total_ms, n): (Option<i64>, i64) = all()
+        .select_only()
+        .column_as(took, "took")
+        .column_as(Expr::col(conversation::Column::Id).count(), "n")
+        .filter(conversation::Column::ResolvedAt.gte(c.start))
+        .filter(conversation::Column::ResolvedAt.lt(c.end))
+        .into_tuple()
+        .one(conn)
+        .await?
+        .unwrap_or((None, 0));
+    if n > 0 {
+        let avg = total_ms.unwrap_or(0) / n;
         t.avg_resolution_minutes = u64::try_from(avg / 60_000).unwrap_or(0);
     }
     Ok(Report {
