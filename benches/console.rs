@@ -326,6 +326,15 @@ async fn main() -> anyhow::Result<()> {
             "reports: commercial",
             "/console/reports?report=commercial".into(),
         ),
+        (
+            "reports: lifecycle",
+            "/console/reports?report=lifecycle".into(),
+        ),
+        ("reports: team", "/console/reports?report=team".into()),
+        (
+            "reports: conversations",
+            "/console/reports?report=conversations".into(),
+        ),
     ];
     let mut report = format!(
         "\nwm console pages — {kind}, {n} contacts, {} cores, {calls} calls each (p50 / p99 ms)\n\n",

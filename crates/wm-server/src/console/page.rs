@@ -276,3 +276,42 @@ impl IntoResponse for ConsoleError {
 
 /// What a page handler returns.
 pub type PageResult<T = Page> = Result<T, ConsoleError>;
+
+/// What a [`crate::console::view::delete_form`] posts to: nothing unless its box was ticked;
+/// then `DELETE` `api_path`, and on to `gone_to` saying so, or back to `back` with the API's
+/// reason (a contact with history, a missing scope).
+pub async fn delete_confirmed(
+    s: &Session,
+    f: &crate::console::view::Fields,
+    what: &str,
+    api_path: &str,
+    (back, gone_to): (&str, &str),
+) -> Response {
+    if !f.confirmed() {
+        return redirect(
+            s,
+            back,
+            problem(format!("Tick the box to delete the {what}.")),
+        );
+    }
+    let answer = s
+        .api
+        .call(
+            axum::http::Method::DELETE,
+            api_path,
+            None,
+            axum::body::Body::empty(),
+            None,
+        )
+        .await;
+    match answer {
+        Ok(_) => {
+            let mut what = what.to_owned();
+            if let Some(first) = what.get_mut(..1) {
+                first.make_ascii_uppercase();
+            }
+            redirect(s, gone_to, done(format!("{what} deleted.")))
+        }
+        Err(e) => redirect(s, back, failed(&e)),
+    }
+}

@@ -1,7 +1,6 @@
 //! One contact: details, consent, tags, identities, open deals, the timeline and notes;
 //! when the key may write, a note box, a new identity and deleting the contact.
 
-use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::Method;
 use axum::response::Response;
@@ -14,7 +13,9 @@ use wm_types::contacts::{
 use wm_types::enums::{ChannelType, Scope};
 
 use crate::console::Console;
-use crate::console::page::{Page, PageResult, done, failed, page, problem, redirect};
+use crate::console::page::{
+    Page, PageResult, delete_confirmed, done, failed, page, problem, redirect,
+};
 use crate::console::session::Session;
 use crate::console::view::{Fields, badge, delete_form, hidden, input_hint, money, select, when};
 
@@ -227,21 +228,6 @@ pub async fn add_identity(s: Session, Path(id): Path<Uuid>, form: Fields) -> Res
 /// the contact's page then says.
 pub async fn delete(s: Session, Path(id): Path<Uuid>, form: Fields) -> Response {
     let back = format!("/console/contacts/{id}");
-    if !form.confirmed() {
-        return redirect(&s, &back, problem("Tick the box to delete the contact."));
-    }
-    let answer = s
-        .api
-        .call(
-            Method::DELETE,
-            &format!("/contacts/{id}"),
-            None,
-            Body::empty(),
-            None,
-        )
-        .await;
-    match answer {
-        Ok(_) => redirect(&s, "/console/contacts", done("Contact deleted.")),
-        Err(f) => redirect(&s, &back, failed(&f)),
-    }
+    let api = format!("/contacts/{id}");
+    delete_confirmed(&s, &form, "contact", &api, (&back, "/console/contacts")).await
 }

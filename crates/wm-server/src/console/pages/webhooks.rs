@@ -19,7 +19,9 @@ use wm_types::webhooks::{
 
 use crate::console::Console;
 use crate::console::api::{decode, with_query};
-use crate::console::page::{PageResult, done, failed, flash_box, page, problem, redirect};
+use crate::console::page::{
+    PageResult, delete_confirmed, done, failed, flash_box, page, problem, redirect,
+};
 use crate::console::session::{self, Flash, Session};
 use crate::console::view::{
     Fields, badge, checkbox, delete_form, hidden, input, pager, when, when_opt,
@@ -261,23 +263,8 @@ async fn save(s: Session, Path(id): Path<Uuid>, f: Fields) -> Response {
 /// `POST /console/webhooks/{id}/delete`: its deliveries stop and its log goes with it.
 async fn delete(s: Session, Path(id): Path<Uuid>, f: Fields) -> Response {
     let back = format!("/console/webhooks/{id}");
-    if !f.confirmed() {
-        return redirect(&s, &back, problem("Tick the box to delete the webhook."));
-    }
-    let answer = s
-        .api
-        .call(
-            Method::DELETE,
-            &format!("/webhooks/{id}"),
-            None,
-            Body::empty(),
-            None,
-        )
-        .await;
-    match answer {
-        Ok(_) => redirect(&s, "/console/webhooks", done("Webhook deleted.")),
-        Err(e) => redirect(&s, &back, failed(&e)),
-    }
+    let api = format!("/webhooks/{id}");
+    delete_confirmed(&s, &f, "webhook", &api, (&back, "/console/webhooks")).await
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
