@@ -8,6 +8,13 @@ use serde_json::{Value, json};
 use crate::kit;
 use crate::support::{IdOf, TestApp};
 
+/// An RFC 3339 instant, for the test clock.
+fn at(s: &str) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+}
+
 fn day(v: &Value, date: &str) -> Value {
     v["series"]
         .as_array()
@@ -22,11 +29,6 @@ fn day(v: &Value, date: &str) -> Value {
 async fn every_report_adds_up_to_what_happened() {
     let app = TestApp::new().await;
     let org = app.org().await;
-    let at = |s: &str| {
-        chrono::DateTime::parse_from_rfc3339(s)
-            .unwrap()
-            .with_timezone(&chrono::Utc)
-    };
     // Day 1: two contacts, one becomes a customer, a deal, a note, a top-up.
     app.clock.set(at("2026-11-10T12:00:00Z"));
     let customer = org.stage("Customer").await;
@@ -214,11 +216,6 @@ async fn new_contacts_are_counted_on_the_organisations_local_days() {
     let org = app
         .org_with(json!({"name": "CDMX", "timezone": "America/Mexico_City"}))
         .await;
-    let at = |s: &str| {
-        chrono::DateTime::parse_from_rfc3339(s)
-            .unwrap()
-            .with_timezone(&chrono::Utc)
-    };
     // Mexico City is UTC-6: 05:59Z is still the 10th there, 06:00Z is the 11th.
     for (i, when) in [
         "2026-11-10T06:00:00Z",
@@ -249,11 +246,6 @@ async fn campaign_sends_are_counted_on_the_organisations_local_days() {
     let org = app
         .org_with(json!({"name": "CDMX", "timezone": "America/Mexico_City"}))
         .await;
-    let at = |s: &str| {
-        chrono::DateTime::parse_from_rfc3339(s)
-            .unwrap()
-            .with_timezone(&chrono::Utc)
-    };
     app.clock.set(at("2026-11-09T12:00:00Z"));
     kit::top_up(&org, 10.0).await;
     let number = kit::number(&org, "+525500000001").await;
