@@ -6,7 +6,7 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
 use rand::Rng;
-use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
+use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use wm_types::enums::Scope;
@@ -15,7 +15,7 @@ use super::Console;
 use super::api::Api;
 use super::page::ConsoleError;
 use crate::auth::AuthContext;
-use crate::db::entities::console_session;
+use crate::db::entities::{console_session, organization};
 use crate::state::AppState;
 
 /// The session cookie.
@@ -40,6 +40,8 @@ pub struct Session {
     pub flash: Option<Flash>,
     /// Whether the browser came over https (cookies set now are Secure).
     pub secure: bool,
+    /// The organisation's time zone: times are shown, and a scheduled time is read, in it.
+    pub tz: chrono_tz::Tz,
     now_ms: i64,
 }
 
@@ -198,7 +200,17 @@ impl FromRequestParts<Console> for Session {
                 .map_err(|e| ConsoleError::Internal(e.into()))?;
             return Err(ConsoleError::SignedOut);
         };
+        // Read with the session, never cached: a changed time zone shows on the next page
+        // on every replica.
+        let tz: Option<String> = organization::Entity::find_by_id(caller.org_id)
+            .select_only()
+            .column(organization::Column::Timezone)
+            .into_tuple()
+            .one(&state.db.conn)
+            .await
+            .map_err(|e| ConsoleError::Internal(e.into()))?;
         Ok(Session {
+            tz: tz.and_then(|t| t.parse().ok()).unwrap_or(chrono_tz::UTC),
             caller,
             api: Api::new(console.api.clone(), row.key_hash),
             csrf: row.csrf,

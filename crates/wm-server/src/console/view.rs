@@ -3,6 +3,7 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
+use chrono_tz::Tz;
 use maud::{Markup, html};
 use wm_types::Money;
 use wm_types::common::{PageMeta, Timestamp};
@@ -24,14 +25,31 @@ pub fn money(m: Money, currency: &str) -> String {
     format!("{sign}{units}.{frac} {currency}")
 }
 
-/// A time as people read it (UTC, to the minute).
-pub fn when(t: &Timestamp) -> String {
-    t.0.format("%Y-%m-%d %H:%M UTC").to_string()
+/// A time as people read it: to the minute, in the organisation's time zone, named by its
+/// abbreviation (`2026-11-28 02:21 CST`).
+pub fn when(tz: Tz, t: &Timestamp) -> String {
+    t.0.with_timezone(&tz)
+        .format("%Y-%m-%d %H:%M %Z")
+        .to_string()
 }
 
 /// [`when`], or a dash.
-pub fn when_opt(t: Option<&Timestamp>) -> String {
-    t.map(when).unwrap_or_else(|| "—".to_owned())
+pub fn when_opt(tz: Tz, t: Option<&Timestamp>) -> String {
+    t.map(|t| when(tz, t)).unwrap_or_else(|| "—".to_owned())
+}
+
+/// A `datetime-local` field's value (`2026-11-28T09:30`, no zone) read as a time in `tz`.
+/// A time the clocks skip (spring forward) is refused; one they pass twice (fall back) is
+/// the first.
+pub fn local_time(tz: Tz, value: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    use chrono::TimeZone;
+    let naive = chrono::NaiveDateTime::parse_from_str(value, "%Y-%m-%dT%H:%M")
+        .or_else(|_| chrono::NaiveDateTime::parse_from_str(value, "%Y-%m-%dT%H:%M:%S"))
+        .map_err(|_| format!("{value} is not a date and time."))?;
+    tz.from_local_datetime(&naive)
+        .earliest()
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .ok_or_else(|| format!("{value} does not exist in {tz}: the clocks skip it."))
 }
 
 /// A percentage with one decimal.

@@ -1083,3 +1083,64 @@ async fn a_webhook_is_edited_and_deleted() {
         .assert_error(404, None);
     served.shut_down().await;
 }
+
+#[tokio::test]
+async fn times_are_shown_and_scheduled_in_the_organisations_time_zone() {
+    let (app, served) = served().await;
+    app.clock.set(
+        chrono::DateTime::parse_from_rfc3339("2026-11-20T12:00:00Z")
+            .expect("time")
+            .to_utc(),
+    );
+    let org = app
+        .org_with(json!({"name": "NYC", "timezone": "America/New_York"}))
+        .await;
+    let kit = crate::kit::setup(&org).await;
+    crate::kit::top_up(&org, 10.0).await;
+    let ids = crate::kit::contacts(&org, 2, "nyc").await;
+    let campaign = crate::kit::campaign_to(&org, &kit, &kit.plain, &ids).await;
+    let mut b = Browser::new(&served);
+    b.sign_in(&org.key).await;
+    let path = format!("/console/campaigns/{campaign}");
+    let page = b.get(&path).await;
+    assert!(
+        page.body.contains("Time (America/New_York)"),
+        "{}",
+        page.body
+    );
+    let token = page.csrf();
+    // 02:30 on 14 March 2027 does not happen in New York (the clocks jump to 03:00).
+    let send = format!("{path}/send");
+    let form = |at: &'static str| {
+        [
+            ("_csrf", token.clone()),
+            ("when", "scheduled".into()),
+            ("scheduledAt", at.into()),
+        ]
+    };
+    let refused = form("2027-03-14T02:30");
+    let refused: Vec<(&str, &str)> = refused.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    b.post(&send, &refused).await;
+    let page = b.get(&path).await;
+    assert!(
+        page.body
+            .contains("2027-03-14T02:30 does not exist in America/New_York"),
+        "{}",
+        page.body
+    );
+    assert_eq!(
+        org.get(&format!("/campaigns/{campaign}")).await.ok(200)["status"],
+        "DRAFT"
+    );
+
+    // 09:30 on 1 December is 14:30 UTC (EST, UTC-5), and shows as the marketer typed it.
+    let taken = form("2026-12-01T09:30");
+    let taken: Vec<(&str, &str)> = taken.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    b.post(&send, &taken).await;
+    let c = org.get(&format!("/campaigns/{campaign}")).await.ok(200);
+    assert_eq!(c["status"], "SCHEDULED", "{c}");
+    assert_eq!(c["scheduledAt"], "2026-12-01T14:30:00.000Z");
+    let page = b.get(&path).await;
+    assert!(page.body.contains("2026-12-01 09:30 EST"), "{}", page.body);
+    served.shut_down().await;
+}

@@ -73,7 +73,7 @@ async fn list(
                                 td { (a.trigger_label) }
                                 td { (a.steps_summary.join(" → ")) }
                                 td.num { (a.runs7d) }
-                                td { (when_opt(a.last_run_at.as_ref())) }
+                                td { (when_opt(s.tz, a.last_run_at.as_ref())) }
                             }
                         }
                     }
@@ -123,7 +123,7 @@ async fn show(
                     dt { "Trigger" } dd { (a.trigger_label) }
                     dt { "Steps" } dd { ol { @for step in &a.steps_summary { li { (step) } } } }
                     dt { "Failures" } dd { (a.failure_count) }
-                    dt { "Last run" } dd { (when_opt(a.last_run_at.as_ref())) }
+                    dt { "Last run" } dd { (when_opt(s.tz, a.last_run_at.as_ref())) }
                 }
             }
             h2 { "Runs" }
@@ -142,8 +142,8 @@ async fn show(
                                 }
                                 td { (badge(&r.result.to_uppercase())) }
                                 td { (r.steps.iter().map(|st| format!("{} {}", st.kind.as_str(), st.outcome)).collect::<Vec<_>>().join(" → ")) }
-                                td { (when(&r.started_at)) }
-                                td { (when_opt(r.finished_at.as_ref())) }
+                                td { (when(s.tz, &r.started_at)) }
+                                td { (when_opt(s.tz, r.finished_at.as_ref())) }
                                 td { (r.error.as_deref().unwrap_or("")) }
                             }
                         }

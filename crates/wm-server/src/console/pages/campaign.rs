@@ -21,7 +21,9 @@ use crate::console::api::{decode, with_query};
 use crate::console::chart;
 use crate::console::page::{Page, PageResult, done, failed, fragment, page, problem, redirect};
 use crate::console::session::{Flash, Session};
-use crate::console::view::{Fields, ListQuery, Tabs, badge, hidden, money, pager, pct, when_opt};
+use crate::console::view::{
+    Fields, ListQuery, Tabs, badge, hidden, local_time, money, pager, pct, when_opt,
+};
 
 const FILTERS: [(&str, &str); 6] = [
     ("All", "all"),
@@ -86,7 +88,7 @@ pub async fn show(
                 "Template " strong { (c.template.name) } " (" (c.template.category.as_str()) ") from "
                 (c.phone_number.display_name) " " (c.phone_number.number_e164)
             }
-            (progress(&c))
+            (progress(&c, s.tz))
             @if s.can(Scope::CampaignsWrite) {
                 @if c.status == CampaignStatus::Sending {
                     form method="post" action={ "/console/campaigns/" (id) "/pause" } {
@@ -117,7 +119,7 @@ pub async fn show(
                                     td { (r.contact.primary_phone.as_deref().unwrap_or("—")) }
                                     td { (r.market.as_deref().unwrap_or("—")) }
                                     td { (badge(r.status.as_str())) }
-                                    td { (when_opt(r.sent_at.as_ref())) }
+                                    td { (when_opt(s.tz, r.sent_at.as_ref())) }
                                     td.num { (money(r.total_cost, "")) }
                                     td { (r.error_message.as_deref().unwrap_or("")) }
                                 }
@@ -145,7 +147,7 @@ fn count_of(c: &Campaign, filter: &str) -> u64 {
 }
 
 /// Status, progress and funnel; refreshing itself while the campaign sends or waits.
-fn progress(c: &Campaign) -> Markup {
+fn progress(c: &Campaign, tz: chrono_tz::Tz) -> Markup {
     let moving = matches!(
         c.status,
         CampaignStatus::Sending | CampaignStatus::Scheduled
@@ -171,9 +173,9 @@ fn progress(c: &Campaign) -> Markup {
             label for="campaign-progress" { (pct(st.progress_pct)) " of the recipients handled" }
             progress id="campaign-progress" max="100" value=(format!("{:.0}", st.progress_pct)) { (pct(st.progress_pct)) }
             dl.facts {
-                dt { "Scheduled" } dd { (when_opt(c.scheduled_at.as_ref())) }
-                dt { "Started" } dd { (when_opt(c.started_at.as_ref())) }
-                dt { "Completed" } dd { (when_opt(c.completed_at.as_ref())) }
+                dt { "Scheduled" } dd { (when_opt(tz, c.scheduled_at.as_ref())) }
+                dt { "Started" } dd { (when_opt(tz, c.started_at.as_ref())) }
+                dt { "Completed" } dd { (when_opt(tz, c.completed_at.as_ref())) }
                 dt { "Cost so far" } dd { (c.real_cost.map(|m| money(m, "")).unwrap_or_else(|| "—".into())) }
             }
             div id="funnel" {
@@ -273,7 +275,7 @@ fn send_form(s: &Session, id: Uuid, p: &CostPreview) -> Markup {
                     label.check for="when-staggered" { input id="when-staggered" type="radio" name="when" value="staggered"; "In batches" }
                 }
                 div.field {
-                    label for="f-at" { "Time (UTC), for “At a time”" }
+                    label for="f-at" { "Time (" (s.tz.name()) "), for “At a time”" }
                     input id="f-at" type="datetime-local" name="scheduledAt";
                 }
                 div.field {
@@ -298,7 +300,7 @@ pub async fn live(
     Path(id): Path<Uuid>,
 ) -> PageResult<Response> {
     let c: Campaign = s.api.get(format!("/campaigns/{id}")).await?;
-    Ok(fragment(progress(&c)))
+    Ok(fragment(progress(&c, s.tz)))
 }
 
 fn back(id: Uuid) -> String {
@@ -370,7 +372,8 @@ pub async fn audience(s: Session, Path(id): Path<Uuid>, f: Fields) -> Response {
     }
 }
 
-fn send_body(f: &Fields) -> Result<SendCampaign, Flash> {
+/// The send form as the API's body; its time is read in the organisation's time zone.
+fn send_body(f: &Fields, tz: chrono_tz::Tz) -> Result<SendCampaign, Flash> {
     let number = |name: &str| -> Result<Option<u32>, Flash> {
         f.text(name)
             .map(|v| {
@@ -385,11 +388,7 @@ fn send_body(f: &Fields) -> Result<SendCampaign, Flash> {
         _ => SendWhen::Now,
     };
     let scheduled_at = match (when, f.text("scheduledAt")) {
-        (SendWhen::Scheduled, Some(at)) => Some(
-            chrono::NaiveDateTime::parse_from_str(&at, "%Y-%m-%dT%H:%M")
-                .map(|t| Timestamp(t.and_utc()))
-                .map_err(|_| problem("The time is not a date and time."))?,
-        ),
+        (SendWhen::Scheduled, Some(at)) => Some(Timestamp(local_time(tz, &at).map_err(problem)?)),
         (SendWhen::Scheduled, None) => return Err(problem("Choose the time to send at.")),
         _ => None,
     };
@@ -412,7 +411,7 @@ fn send_body(f: &Fields) -> Result<SendCampaign, Flash> {
 
 /// `POST /console/campaigns/{id}/send`.
 pub async fn send(s: Session, Path(id): Path<Uuid>, f: Fields) -> Response {
-    let body = match send_body(&f) {
+    let body = match send_body(&f, s.tz) {
         Ok(body) => body,
         Err(flash) => return redirect(&s, &back(id), flash),
     };

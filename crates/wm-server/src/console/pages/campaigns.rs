@@ -99,7 +99,7 @@ async fn list(
                                 td { (c.template.name) }
                                 td.num { (c.stats.total) }
                                 td.num { (pct(c.stats.progress_pct)) }
-                                td { (when_opt(c.started_at.as_ref())) }
+                                td { (when_opt(s.tz, c.started_at.as_ref())) }
                             }
                         }
                     }

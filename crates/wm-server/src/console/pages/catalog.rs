@@ -74,7 +74,7 @@ async fn numbers(State(_): State<Console>, s: Session) -> PageResult<Page> {
                                 td.num { (n.mps.map(|m| m.to_string()).unwrap_or_else(|| "default".into())) }
                                 td { (n.platform_phone_number_id.as_deref().unwrap_or("—")) }
                                 td { @if n.access_token_set { "Set" } @else { "Not set" } }
-                                td { (when(&n.created_at)) }
+                                td { (when(s.tz, &n.created_at)) }
                             }
                         }
                     }

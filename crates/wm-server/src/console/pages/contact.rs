@@ -52,7 +52,7 @@ pub async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) ->
                         dt { "Stage" } dd { (c.lifecycle_stage.as_ref().map(|st| st.name.as_str()).unwrap_or("—")) }
                         dt { "Owner" } dd { (c.owner.as_ref().map(|o| o.full_name.as_str()).unwrap_or("—")) }
                         dt { "Source" } dd { (c.source.as_str()) }
-                        dt { "Created" } dd { (when(&c.created_at)) }
+                        dt { "Created" } dd { (when(s.tz, &c.created_at)) }
                     }
                 }
                 section.card aria-labelledby="consent-h" {
@@ -62,7 +62,7 @@ pub async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) ->
                         dd {
                             @if c.consent.given { "Given" } @else { "Not given" }
                             @if let Some(how) = &c.consent.how { " (" (how.as_str()) ")" }
-                            @if let Some(at) = &c.consent.at { " on " (when(at)) }
+                            @if let Some(at) = &c.consent.at { " on " (when(s.tz, at)) }
                         }
                         dt { "Messaging" } dd { @if c.opted_out { (badge("OPTED_OUT")) } @else { "Allowed" } }
                         dt { "Tags" } dd { @if c.tags.is_empty() { "—" } @else { (c.tags.join(", ")) } }
@@ -94,7 +94,7 @@ pub async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) ->
                 @if notes.data.is_empty() { p.muted { "No notes yet." } }
                 ul {
                     @for n in &notes.data {
-                        li { (n.body) " " span.muted { "— " (n.author.full_name) ", " (when(&n.created_at)) } }
+                        li { (n.body) " " span.muted { "— " (n.author.full_name) ", " (when(s.tz, &n.created_at)) } }
                     }
                 }
             }
@@ -102,7 +102,7 @@ pub async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) ->
                 h2 id="timeline-h" { "Timeline" }
                 ol {
                     @for e in &timeline.data {
-                        li { span.muted { (when(&e.at)) } " · " (entry(&e.kind)) }
+                        li { span.muted { (when(s.tz, &e.at)) } " · " (entry(&e.kind)) }
                     }
                 }
             }

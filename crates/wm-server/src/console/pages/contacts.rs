@@ -191,7 +191,7 @@ async fn list(
                                     @if c.opted_out { (badge("OPTED_OUT")) }
                                     @else if c.consent.given { "Yes" } @else { "No" }
                                 }
-                                td { (when(&c.created_at)) }
+                                td { (when(s.tz, &c.created_at)) }
                             }
                         }
                     }

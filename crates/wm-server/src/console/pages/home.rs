@@ -58,7 +58,7 @@ pub async fn show(State(_): State<Console>, s: Session) -> PageResult<Page> {
                                 a href={ "/console/inbox/" (c.id) } {
                                     (c.contact.full_name.as_deref().or(c.contact.primary_phone.as_deref()).unwrap_or("Unnamed contact"))
                                 }
-                                " · " span.muted { "since " (when(&c.created_at)) }
+                                " · " span.muted { "since " (when(s.tz, &c.created_at)) }
                             }
                         }
                     }

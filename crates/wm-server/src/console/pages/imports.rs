@@ -75,7 +75,7 @@ async fn list(State(_): State<Console>, s: Session) -> PageResult<Page> {
                                 td.num { (j.rows_read) }
                                 td.num { (j.created) }
                                 td.num { (j.failed) }
-                                td { (when(&j.created_at)) }
+                                td { (when(s.tz, &j.created_at)) }
                             }
                         }
                     }
@@ -247,7 +247,7 @@ async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) -> Pag
         &title,
         html! {
             h1 { (title) }
-            (progress(&job))
+            (progress(&job, s.tz))
             p { a href="/console/contacts" { "See the contacts" } " · " a href="/console/imports" { "All imports" } }
         },
     ))
@@ -256,11 +256,11 @@ async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) -> Pag
 /// `GET /console/imports/{id}/live`: the progress part alone.
 async fn live(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) -> PageResult<Response> {
     let job: ContactImport = s.api.get(format!("/contacts/imports/{id}")).await?;
-    Ok(fragment(progress(&job)))
+    Ok(fragment(progress(&job, s.tz)))
 }
 
 /// The job's status, progress bar, counts and refused rows; live while it runs.
-fn progress(job: &ContactImport) -> Markup {
+fn progress(job: &ContactImport, tz: chrono_tz::Tz) -> Markup {
     let running = matches!(job.status, ImportStatus::Queued | ImportStatus::Running);
     let live = running.then(|| format!("/console/imports/{}/live", job.id));
     html! {
@@ -276,8 +276,8 @@ fn progress(job: &ContactImport) -> Markup {
                 dt { "Updated" } dd { (job.updated) }
                 dt { "Skipped (duplicates)" } dd { (job.skipped) }
                 dt { "Refused" } dd { (job.failed) }
-                dt { "Started" } dd { (when_opt(job.started_at.as_ref())) }
-                dt { "Finished" } dd { (when_opt(job.finished_at.as_ref())) }
+                dt { "Started" } dd { (when_opt(tz, job.started_at.as_ref())) }
+                dt { "Finished" } dd { (when_opt(tz, job.finished_at.as_ref())) }
             }
             @if let Some(message) = &job.error_message {
                 div.flash.error role="alert" { (message) }

@@ -79,7 +79,7 @@ async fn list(
                                 td { (c.channel.channel_type.as_str()) }
                                 td { (c.assigned_to.as_ref().map(|u| u.full_name.as_str()).unwrap_or("Nobody")) }
                                 td { (thread::window_word(c.window_expires_at.as_ref(), s.now())) }
-                                td { (when(&c.updated_at)) }
+                                td { (when(s.tz, &c.updated_at)) }
                             }
                         }
                     }

@@ -100,7 +100,7 @@ pub async fn show(
                     p { a href={ "/console/inbox/" (id) "?before=" (oldest) } { "Earlier messages" } }
                 }
             }
-            (thread_part(&c, &messages, q.before.is_none(), open))
+            (thread_part(&c, &messages, q.before.is_none(), open, s.tz))
             section.card aria-labelledby="reply-h" {
                 h2 id="reply-h" { "Reply" }
                 p id="window-state" {
@@ -178,13 +178,19 @@ pub async fn show(
 /// it refreshes itself (a customer's new message, a reply's statuses); when the window
 /// opens or closes meanwhile, the fragment comes without `data-live` and the page reloads
 /// (its reply box changes).
-fn thread_part(c: &Conversation, messages: &MessageList, newest: bool, open: bool) -> Markup {
+fn thread_part(
+    c: &Conversation,
+    messages: &MessageList,
+    newest: bool,
+    open: bool,
+    tz: chrono_tz::Tz,
+) -> Markup {
     let live = (newest && c.status != ConversationStatus::Resolved)
         .then(|| format!("/console/inbox/{}/live?open={open}", c.id));
     html! {
         div id="thread-part" data-live=[live] {
             ol.thread id="thread" aria-label="Messages, oldest first" {
-                @for m in messages.data.iter().rev() { (message(m)) }
+                @for m in messages.data.iter().rev() { (message(m, tz)) }
             }
             @if messages.data.is_empty() { p.muted { "No message yet." } }
         }
@@ -212,7 +218,13 @@ pub async fn live(
     )?;
     // Still the window the page was drawn with: keep refreshing; otherwise reload it.
     let open = window_open(&c, s.now());
-    Ok(fragment(thread_part(&c, &messages, open == q.open, open)))
+    Ok(fragment(thread_part(
+        &c,
+        &messages,
+        open == q.open,
+        open,
+        s.tz,
+    )))
 }
 
 fn window_open(c: &Conversation, now_ms: i64) -> bool {
@@ -221,7 +233,7 @@ fn window_open(c: &Conversation, now_ms: i64) -> bool {
         .is_some_and(|t| t.millis() > now_ms)
 }
 
-fn message(m: &Message) -> Markup {
+fn message(m: &Message, tz: chrono_tz::Tz) -> Markup {
     let who = match (&m.direction, m.sent_by.as_ref().map(|b| b.kind)) {
         (MessageDirection::Inbound, _) => "Customer",
         (_, Some(SenderKind::User)) => "Agent",
@@ -231,7 +243,7 @@ fn message(m: &Message) -> Markup {
     };
     html! {
         li class={ "msg " (m.direction.as_str()) } {
-            span.meta { (who) " · " (when(&m.created_at)) " · " (m.status.as_str()) }
+            span.meta { (who) " · " (when(tz, &m.created_at)) " · " (m.status.as_str()) }
             @if let Some(t) = &m.template {
                 p { "Template " strong { (t.name) } @if !t.variables.is_empty() { " (" (t.variables.join(", ")) ")" } }
             }

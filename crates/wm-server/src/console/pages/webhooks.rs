@@ -67,7 +67,7 @@ async fn list(State(_): State<Console>, s: Session) -> PageResult<Response> {
                                 td { (badge(w.status.as_str())) }
                                 td { (w.events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", ")) }
                                 td.num { (w.consecutive_failures) }
-                                td { (when(&w.created_at)) }
+                                td { (when(s.tz, &w.created_at)) }
                             }
                         }
                     }
@@ -313,7 +313,7 @@ async fn show(
                     dt { "Events" } dd { (w.events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", ")) }
                     dt { "Description" } dd { (w.description.as_deref().unwrap_or("—")) }
                     dt { "Failures in a row" } dd { (w.consecutive_failures) }
-                    dt { "Paused" } dd { (when_opt(w.paused_at.as_ref())) }
+                    dt { "Paused" } dd { (when_opt(s.tz, w.paused_at.as_ref())) }
                 }
                 @if write {
                     p { a.button href={ "/console/webhooks/" (id) "/edit" } { "Edit webhook" } }
@@ -339,13 +339,13 @@ async fn show(
                                 td { (badge(d.status.as_str())) }
                                 td.num { (d.attempts) }
                                 td { (last_answer(d)) }
-                                td { (when_opt(d.next_attempt_at.as_ref())) }
-                                td { (when(&d.created_at)) }
+                                td { (when_opt(s.tz, d.next_attempt_at.as_ref())) }
+                                td { (when(s.tz, &d.created_at)) }
                                 td {
                                     @if write && d.status == DeliveryStatus::Failed {
                                         form method="post" action={ "/console/webhooks/" (id) "/deliveries/" (d.id) "/retry" } {
                                             (hidden(&s))
-                                            button type="submit" aria-label={ "Retry the " (d.event.as_str()) " delivery of " (when(&d.created_at)) } { "Retry" }
+                                            button type="submit" aria-label={ "Retry the " (d.event.as_str()) " delivery of " (when(s.tz, &d.created_at)) } { "Retry" }
                                         }
                                     }
                                 }
