@@ -227,36 +227,57 @@ pub fn quality_rating(event: &str) -> Option<&'static str> {
     }
 }
 
-/// What the Cloud API takes as a media file of type `mime` (parameters such as `; codecs=`
-/// ignored): the message kind it is sent as and its largest size in bytes, per Meta's
-/// "Supported media types" (image 5 MB; video and audio 16 MB; document 100 MB; sticker
-/// (WebP) 500 KB). `None`: the platform refuses the type.
-pub fn media_limit(mime: &str) -> Option<(wm_types::messages::MessageType, u64)> {
+const MB: u64 = 1024 * 1024;
+
+/// The media types the Cloud API takes, per Meta's "Supported media types": each MIME type,
+/// the message kind it is sent as, and its largest size in bytes (image 5 MB; video and
+/// audio 16 MB; document 100 MB; sticker (WebP) 500 KB). One table for the check
+/// ([`media_limit`]) and for what an upload form offers.
+pub const MEDIA_TYPES: &[(&str, wm_types::messages::MessageType, u64)] = {
     use wm_types::messages::MessageType as T;
-    const MB: u64 = 1024 * 1024;
-    let base = mime
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    Some(match base.as_str() {
-        "image/jpeg" | "image/png" => (T::Image, 5 * MB),
-        "image/webp" => (T::Sticker, 500 * 1024),
-        "video/mp4" | "video/3gpp" => (T::Video, 16 * MB),
-        "audio/aac" | "audio/amr" | "audio/mpeg" | "audio/mp4" | "audio/ogg" => (T::Audio, 16 * MB),
-        "text/plain"
-        | "application/pdf"
-        | "application/vnd.ms-powerpoint"
-        | "application/msword"
-        | "application/vnd.ms-excel"
-        | "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-        | "application/vnd.openxmlformats-officedocument.presentationml.presentation"
-        | "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" => {
-            (T::Document, 100 * MB)
-        }
-        _ => return None,
-    })
+    &[
+        ("image/jpeg", T::Image, 5 * MB),
+        ("image/png", T::Image, 5 * MB),
+        ("image/webp", T::Sticker, 500 * 1024),
+        ("video/mp4", T::Video, 16 * MB),
+        ("video/3gpp", T::Video, 16 * MB),
+        ("audio/aac", T::Audio, 16 * MB),
+        ("audio/amr", T::Audio, 16 * MB),
+        ("audio/mpeg", T::Audio, 16 * MB),
+        ("audio/mp4", T::Audio, 16 * MB),
+        ("audio/ogg", T::Audio, 16 * MB),
+        ("text/plain", T::Document, 100 * MB),
+        ("application/pdf", T::Document, 100 * MB),
+        ("application/vnd.ms-powerpoint", T::Document, 100 * MB),
+        ("application/msword", T::Document, 100 * MB),
+        ("application/vnd.ms-excel", T::Document, 100 * MB),
+        (
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            T::Document,
+            100 * MB,
+        ),
+        (
+            "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+            T::Document,
+            100 * MB,
+        ),
+        (
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            T::Document,
+            100 * MB,
+        ),
+    ]
+};
+
+/// What the Cloud API takes as a media file of type `mime` (parameters such as `; codecs=`
+/// ignored): the message kind it is sent as and its largest size in bytes, from
+/// [`MEDIA_TYPES`]. `None`: the platform refuses the type.
+pub fn media_limit(mime: &str) -> Option<(wm_types::messages::MessageType, u64)> {
+    let base = mime.split(';').next().unwrap_or("").trim();
+    MEDIA_TYPES
+        .iter()
+        .find(|(m, _, _)| m.eq_ignore_ascii_case(base))
+        .map(|(_, kind, max)| (*kind, *max))
 }
 
 #[cfg(test)]

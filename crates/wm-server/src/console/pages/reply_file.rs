@@ -18,16 +18,14 @@ use crate::console::session::Session;
 use crate::console::upload::{self, Upload};
 use crate::console::view::hidden;
 
-/// What the file input offers: the types the platform takes (the API checks them again).
-const ACCEPT: &str = "image/jpeg,image/png,image/webp,video/mp4,video/3gpp,audio/aac,audio/amr,\
-audio/mpeg,audio/mp4,audio/ogg,text/plain,application/pdf,application/msword,\
-application/vnd.ms-excel,application/vnd.ms-powerpoint,\
-application/vnd.openxmlformats-officedocument.wordprocessingml.document,\
-application/vnd.openxmlformats-officedocument.spreadsheetml.sheet,\
-application/vnd.openxmlformats-officedocument.presentationml.presentation";
-
 /// The form under the reply box (the window is open).
 pub fn form(s: &Session, id: Uuid) -> Markup {
+    // What the file input offers: the types the platform takes (the API checks them again).
+    let accept = wm_core::whatsapp::MEDIA_TYPES
+        .iter()
+        .map(|(mime, _, _)| *mime)
+        .collect::<Vec<_>>()
+        .join(",");
     html! {
         h3 { "Send a file" }
         form.stack method="post" action={ "/console/inbox/" (id) "/file" } enctype="multipart/form-data" {
@@ -37,7 +35,7 @@ pub fn form(s: &Session, id: Uuid) -> Markup {
                 span.hint id="reply-file-hint" {
                     "An image (JPEG, PNG; 5 MB), a video (MP4; 16 MB), audio (16 MB), a sticker (WebP; 500 KB) or a document (PDF, Office, text; 100 MB)."
                 }
-                input id="reply-file" type="file" name="file" required accept=(ACCEPT) aria-describedby="reply-file-hint";
+                input id="reply-file" type="file" name="file" required accept=(accept) aria-describedby="reply-file-hint";
             }
             div.field {
                 label for="reply-caption" { "Caption" }
