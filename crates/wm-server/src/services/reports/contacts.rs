@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use sea_orm::sea_query::{Expr, ExprTrait};
-use sea_orm::{ColumnTrait, QueryFilter, QuerySelect};
+use sea_orm::{QueryFilter, QuerySelect};
 use uuid::Uuid;
 use wm_types::enums::StageCategory;
 use wm_types::reports::*;
@@ -54,8 +54,7 @@ pub async fn commercial(
         }
     }
     let deals = in_org::<deal::Entity>(org)
-        .filter(deal::Column::CreatedAt.gte(c.start))
-        .filter(deal::Column::CreatedAt.lt(c.end))
+        .filter(c.holds(deal::Column::CreatedAt))
         .all(conn)
         .await?;
     for d in deals {

@@ -45,10 +45,9 @@ pub async fn team(
         contact::Column::OwnerId,
     )
     .await?;
-    let in_period = |col: note::Column| col.gte(c.start).and(col.lt(c.end));
     let written = per_user(
         conn,
-        in_org::<note::Entity>(org).filter(in_period(note::Column::CreatedAt)),
+        in_org::<note::Entity>(org).filter(c.holds(note::Column::CreatedAt)),
         note::Column::AuthorId,
     )
     .await?;
@@ -59,12 +58,9 @@ pub async fn team(
         conversation::Column::AssignedToUserId,
     )
     .await?;
-    let resolved_in_period = conversation::Column::ResolvedAt
-        .gte(c.start)
-        .and(conversation::Column::ResolvedAt.lt(c.end));
     let resolved = per_user(
         conn,
-        in_org::<conversation::Entity>(org).filter(resolved_in_period),
+        in_org::<conversation::Entity>(org).filter(c.holds(conversation::Column::ResolvedAt)),
         conversation::Column::AssignedToUserId,
     )
     .await?;
@@ -146,8 +142,7 @@ pub async fn conversations(
         .select_only()
         .column_as(took, "took")
         .column_as(Expr::col(conversation::Column::Id).count(), "n")
-        .filter(conversation::Column::ResolvedAt.gte(c.start))
-        .filter(conversation::Column::ResolvedAt.lt(c.end))
+        .filter(c.holds(conversation::Column::ResolvedAt))
         .into_tuple()
         .one(conn)
         .await?

@@ -54,6 +54,11 @@ impl Ctx {
         }
     }
 
+    /// `col` falls in the period.
+    fn holds(&self, col: impl ColumnTrait) -> Expr {
+        col.gte(self.start).and(col.lt(self.end))
+    }
+
     fn series<D>(&self, make: impl Fn(String) -> D) -> Vec<D> {
         self.days.iter().map(|d| make(d.to_string())).collect()
     }
@@ -87,8 +92,7 @@ fn stage_moves(rows: &[timeline_entry::Model]) -> Vec<(i64, String)> {
 async fn stage_entries(conn: &impl ConnectionTrait, c: &Ctx) -> ApiResult<Vec<(i64, String)>> {
     let rows = in_org::<timeline_entry::Entity>(c.org)
         .filter(timeline_entry::Column::EntryType.eq("stage"))
-        .filter(timeline_entry::Column::At.gte(c.start))
-        .filter(timeline_entry::Column::At.lt(c.end))
+        .filter(c.holds(timeline_entry::Column::At))
         .all(conn)
         .await?;
     Ok(stage_moves(&rows))
@@ -160,8 +164,7 @@ async fn day_groups<E: EntityTrait>(
         .select_only()
         .column_as(quarter, "quarter")
         .column_as(Expr::col(col).count(), "n")
-        .filter(col.gte(c.start))
-        .filter(col.lt(c.end))
+        .filter(c.holds(col))
         // By its name: PostgreSQL would not see `(col - $1) / $2` and `(col - $5) / $6` as
         // one expression.
         .group_by(Expr::col(Alias::new("quarter")))

@@ -55,8 +55,7 @@ pub async fn campaigns(
     }
     let money = in_org::<ledger_entry::Entity>(org)
         .filter(ledger_entry::Column::CampaignId.is_not_null())
-        .filter(ledger_entry::Column::CreatedAt.gte(c.start))
-        .filter(ledger_entry::Column::CreatedAt.lt(c.end))
+        .filter(c.holds(ledger_entry::Column::CreatedAt))
         .all(conn)
         .await?;
     for e in money {
@@ -98,8 +97,7 @@ pub async fn wallet(
         .await?
         .map_or(0, |e| e.balance_after_micros);
     let entries = in_org::<ledger_entry::Entity>(org)
-        .filter(ledger_entry::Column::CreatedAt.gte(c.start))
-        .filter(ledger_entry::Column::CreatedAt.lt(c.end))
+        .filter(c.holds(ledger_entry::Column::CreatedAt))
         .order_by_asc(ledger_entry::Column::Seq)
         .all(conn)
         .await?;
