@@ -1144,3 +1144,78 @@ async fn times_are_shown_and_scheduled_in_the_organisations_time_zone() {
     assert!(page.body.contains("2026-12-01 09:30 EST"), "{}", page.body);
     served.shut_down().await;
 }
+
+#[tokio::test]
+async fn a_reply_with_buttons_goes_out_as_an_interactive_message() {
+    let (app, served) = served().await;
+    let org = app.org().await;
+    crate::kit::setup(&org).await;
+    let conversation = org
+        .admin(
+            Method::POST,
+            "/inbound",
+            Some(
+                json!({"channelType": "MESSAGING_APP_A", "externalId": "5215512345670",
+                        "fullName": "Bea Botones", "text": "¿Hacen envíos a Monterrey?"}),
+            ),
+        )
+        .await
+        .ok(200)["conversationId"]
+        .as_str()
+        .expect("conversation")
+        .to_owned();
+    let mut b = Browser::new(&served);
+    b.sign_in(&org.key).await;
+    let path = format!("/console/inbox/{conversation}");
+    let page = b.get(&path).await;
+    assert!(page.body.contains("name=\"buttons\""), "{}", page.body);
+    let sent = b
+        .post(
+            &format!("{path}/reply"),
+            &[
+                ("_csrf", &page.csrf()),
+                ("_idem", "q1"),
+                ("text", "Sí, en 2 días. ¿Le reservo uno?"),
+                ("buttons", "Sí, resérvelo\r\n\r\nNo, gracias\r\n"),
+            ],
+        )
+        .await;
+    assert_eq!(sent.location.as_deref(), Some(path.as_str()));
+    let page = b.get(&path).await;
+    assert!(page.body.contains("Reply sent."), "{}", page.body);
+    assert!(
+        page.body
+            .contains("<span class=\"badge\">No, gracias</span>"),
+        "{}",
+        page.body
+    );
+    let thread = org
+        .get(&format!("/conversations/{conversation}/messages"))
+        .await
+        .ok(200);
+    let reply = &thread["data"][0];
+    assert_eq!(reply["type"], "INTERACTIVE", "{thread}");
+    assert_eq!(
+        reply["interactive"]["buttons"],
+        json!([{"id": "button-1", "title": "Sí, resérvelo"}, {"id": "button-2", "title": "No, gracias"}])
+    );
+
+    // Four buttons are one too many: the API's reason, and nothing sent.
+    b.post(
+        &format!("{path}/reply"),
+        &[
+            ("_csrf", &page.csrf()),
+            ("_idem", "q2"),
+            ("text", "¿Cuál prefiere?"),
+            ("buttons", "Uno\nDos\nTres\nCuatro"),
+        ],
+    )
+    .await;
+    assert!(b.get(&path).await.body.contains("class=\"flash error\""));
+    let thread = org
+        .get(&format!("/conversations/{conversation}/messages"))
+        .await
+        .ok(200);
+    assert_eq!(thread["data"].as_array().map(Vec::len), Some(2));
+    served.shut_down().await;
+}

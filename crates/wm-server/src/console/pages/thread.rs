@@ -14,8 +14,8 @@ use wm_types::conversations::{Conversation, UpdateConversation};
 use wm_types::enums::{ConversationStatus, Scope};
 use wm_types::lookups::{List, User};
 use wm_types::messages::{
-    MarkedRead, Message, MessageDirection, MessageList, SendMessage, SendTemplate, SendText,
-    SendType, SenderKind,
+    MarkedRead, Message, MessageDirection, MessageList, SendButton, SendInteractive, SendMessage,
+    SendTemplate, SendText, SendType, SenderKind,
 };
 
 use crate::console::Console;
@@ -113,6 +113,11 @@ pub async fn show(
                         div.field {
                             label for="reply-text" { "Reply" }
                             textarea id="reply-text" name="text" required maxlength="4096" {}
+                        }
+                        div.field {
+                            label for="reply-buttons" { "Buttons (optional)" }
+                            span.hint id="reply-buttons-hint" { "Up to 3, one per line, 20 characters each: the customer answers with a tap." }
+                            textarea id="reply-buttons" name="buttons" rows="3" aria-describedby="reply-buttons-hint" {}
                         }
                         div { button type="submit" { "Send reply" } }
                     }
@@ -243,7 +248,10 @@ fn message(m: &Message, tz: chrono_tz::Tz) -> Markup {
     };
     html! {
         li class={ "msg " (m.direction.as_str()) } {
-            span.meta { (who) " · " (when(tz, &m.created_at)) " · " (m.status.as_str()) }
+            span.meta {
+                (who) " · " (when(tz, &m.created_at)) " · " (m.status.as_str())
+                @if m.reply_to_message_id.is_some() { " · a reply to an earlier message" }
+            }
             @if let Some(t) = &m.template {
                 p { "Template " strong { (t.name) } @if !t.variables.is_empty() { " (" (t.variables.join(", ")) ")" } }
             }
@@ -264,7 +272,11 @@ fn message(m: &Message, tz: chrono_tz::Tz) -> Markup {
                 p { "Location: " (loc.name.as_deref().unwrap_or("")) " " (loc.latitude) ", " (loc.longitude) }
             }
             @if let Some(i) = &m.interactive {
-                p { (i.title.as_deref().unwrap_or(&i.kind)) }
+                @if i.buttons.is_empty() {
+                    p { (i.title.as_deref().unwrap_or(&i.kind)) }
+                } @else {
+                    p.buttons { @for b in &i.buttons { span.badge { (b.title) } " " } }
+                }
             }
             @if let Some(r) = &m.reaction { p { "Reacted " (r.emoji.as_deref().unwrap_or("")) } }
             @if let Some(e) = &m.error_message { p.muted { "Failed: " (e) } }
@@ -299,16 +311,37 @@ pub(super) async fn post_message(
     }
 }
 
-/// `POST /console/inbox/{id}/reply`.
+/// `POST /console/inbox/{id}/reply`: a text, or with buttons (one per line) an interactive
+/// message the customer answers with a tap.
 pub async fn reply(s: Session, Path(id): Path<Uuid>, f: Fields) -> Response {
     let Some(text) = f.text("text") else {
         return redirect(&s, &back(id), problem("Write the reply first."));
     };
+    let buttons: Vec<SendButton> = f
+        .raw("buttons")
+        .lines()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .enumerate()
+        .map(|(i, title)| SendButton {
+            id: format!("button-{}", i + 1),
+            title: title.to_owned(),
+        })
+        .collect();
+    let (message_type, text, interactive) = if buttons.is_empty() {
+        (SendType::Text, Some(SendText { body: text }), None)
+    } else {
+        let interactive = SendInteractive {
+            body: text,
+            buttons,
+        };
+        (SendType::Interactive, None, Some(interactive))
+    };
     let body = SendMessage {
-        message_type: SendType::Text,
-        text: Some(SendText { body: text }),
+        message_type,
+        text,
         media: None,
-        interactive: None,
+        interactive,
         template: None,
         reply_to_message_id: None,
     };
