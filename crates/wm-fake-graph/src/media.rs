@@ -4,7 +4,7 @@
 //!
 //! Why a separate store: media traffic (retrievals, downloads) must never contend with
 //! the send path's lock, and the bytes can be large. Lock order, when both are needed:
-//! the registry ([`crate::state::Shared::lock`]) is never held while this one is taken.
+//! the registry (`state::Shared::lock`) is never held while this one is taken.
 //!
 //! Documented behaviour followed (Media reference,
 //! <https://developers.facebook.com/docs/whatsapp/cloud-api/reference/media>):

@@ -50,7 +50,7 @@ async fn lookup(state: &AppState, key: &str) -> Result<Option<AuthContext>, ApiE
     lookup_hash(state, hash_key(key)).await
 }
 
-/// [`lookup`] by the key's hash (the console's sessions hold only that).
+/// `lookup` by the key's hash (the console's sessions hold only that).
 pub async fn lookup_hash(state: &AppState, hash: String) -> Result<Option<AuthContext>, ApiError> {
     if let Some(ctx) = state.keys.get(&hash) {
         return Ok(Some(ctx));

@@ -19,7 +19,7 @@ const TTL: Duration = Duration::from_secs(5);
 /// Most organisations cached at once (least recently used go first).
 const CAPACITY: u64 = 100_000;
 
-/// The cache of every organisation's lookups, each kept [`TTL`] after it is read.
+/// The cache of every organisation's lookups, each kept `TTL` after it is read.
 pub struct LookupCache(TtlMap<Uuid, Arc<OrgLookups>>);
 
 impl Default for LookupCache {

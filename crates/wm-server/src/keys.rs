@@ -65,7 +65,7 @@ pub fn scopes_from_db(s: &str) -> Vec<Scope> {
     s.split_whitespace().filter_map(Scope::parse).collect()
 }
 
-/// Authenticated keys by hash, kept [`CACHE_TTL`] after they are read.
+/// Authenticated keys by hash, kept `CACHE_TTL` after they are read.
 pub struct KeyCache(TtlMap<String, AuthContext>);
 
 impl Default for KeyCache {

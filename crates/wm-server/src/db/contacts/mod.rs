@@ -1,5 +1,5 @@
 //! Contact rows: reading and writing them ([`list`] holds the list with its tabs and summary,
-//! [`filter`] its filters and page, [`counts`] the maintained counts, [`view`] the wire
+//! [`filter`] its filters and page, [`counts`] the maintained counts, `view` the wire
 //! view).
 
 use crate::db::Unique;

@@ -1,7 +1,7 @@
 //! Campaign use cases: create, list, detail, audience, cost preview, send, pause, resume,
 //! duplicate. Every state change goes through `wm_core::campaigns::transition`.
 //!
-//! Here: create, get, duplicate; [`list`](mod@list), [`audience`], [`send`](mod@send) and
+//! Here: create, get, duplicate; `list`, `audience`, `send` and
 //! `view` (row → wire type) hold the rest.
 
 use crate::db::Unique;

@@ -1,5 +1,5 @@
 //! Conversations: the detail, the operator's status and assignee changes, and opening one
-//! when a contact writes; [`list`](mod@list) holds the list with its tabs and summary.
+//! when a contact writes; `list` holds the list with its tabs and summary.
 
 use crate::db::Unique;
 

@@ -1,6 +1,6 @@
 //! Charging a batch: [`charge_batch`] is the one entry, given the batch
 //! [`super::price_batch`] priced. A batch small enough for one transaction is charged and
-//! queued in the caller's transaction ([`charge_cost`]); one too large for it (see below) is
+//! queued in the caller's transaction (`charge_cost`); one too large for it (see below) is
 //! reserved and queued step by step.
 //!
 //! Batches too large for one transaction: a `now` send (or the scheduled start, or a resume)
@@ -60,7 +60,7 @@ pub enum Charge {
 }
 
 /// Charges a priced batch in the caller's transaction: a large one as [`reserve`] does, a
-/// small one as [`charge_cost`] does.
+/// small one as `charge_cost` does.
 pub async fn charge_batch(
     conn: &impl ConnectionTrait,
     c: &campaign::Model,
