@@ -144,6 +144,26 @@ async fn served() -> (TestApp, Served) {
     (app, served)
 }
 
+/// The customer `external` (`name`) writes `text` through the operator's stand-in for the
+/// platform; the answer says which contact, conversation and message it became.
+async fn customer_writes(org: &Org<'_>, external: &str, name: &str, text: &str) -> Value {
+    org.admin(
+        Method::POST,
+        "/inbound",
+        Some(
+            json!({"channelType": "MESSAGING_APP_A", "externalId": external,
+                    "fullName": name, "text": text}),
+        ),
+    )
+    .await
+    .ok(200)
+}
+
+/// The id field `field` of an answer.
+fn id_of(v: &Value, field: &str) -> String {
+    v[field].as_str().expect(field).to_owned()
+}
+
 async fn contacts_named(org: &Org<'_>, name: &str) -> u64 {
     let list = org
         .get(&format!("/contacts?q={}", name.replace(' ', "+")))
@@ -581,20 +601,8 @@ async fn the_thread_shows_new_messages_and_its_reply_box_follows_the_window() {
     let (app, served) = served().await;
     let org = app.org().await;
     crate::kit::setup(&org).await;
-    let writes = |text: &'static str| {
-        org.admin(
-            Method::POST,
-            "/inbound",
-            Some(
-                json!({"channelType": "MESSAGING_APP_A", "externalId": "5215512345678",
-                        "fullName": "Caro Cliente", "text": text}),
-            ),
-        )
-    };
-    let conversation = writes("¿Tienen envío gratis?").await.ok(200)["conversationId"]
-        .as_str()
-        .expect("conversation")
-        .to_owned();
+    let writes = |text: &'static str| customer_writes(&org, "5215512345678", "Caro Cliente", text);
+    let conversation = id_of(&writes("¿Tienen envío gratis?").await, "conversationId");
     let mut b = Browser::new(&served);
     b.sign_in(&org.key).await;
     let inbox = b.get("/console/inbox").await;
@@ -631,7 +639,7 @@ async fn the_thread_shows_new_messages_and_its_reply_box_follows_the_window() {
     assert_eq!(thread["data"][0]["direction"], "OUTBOUND");
 
     // The customer writes again: the page's live part shows it.
-    writes("¡Gracias!").await.ok(200);
+    writes("¡Gracias!").await;
     let live = b.get(&format!("{path}/live?open=true")).await;
     assert_eq!(live.status, 200);
     assert!(live.body.contains("¡Gracias!") && live.body.contains("Sí, desde $500."));
@@ -640,7 +648,7 @@ async fn the_thread_shows_new_messages_and_its_reply_box_follows_the_window() {
     // A day later the window has closed: the live part asks for a reload, and the page
     // offers the approved templates instead of the text box.
     app.clock.advance(chrono::Duration::hours(11));
-    writes("¿Y los domingos?").await.ok(200);
+    writes("¿Y los domingos?").await;
     app.clock.advance(chrono::Duration::hours(25));
     let mut b = Browser::new(&served);
     b.sign_in(&org.key).await;
@@ -731,20 +739,10 @@ async fn a_file_sent_from_the_thread_reaches_the_customer_as_its_kind() {
     let (app, served) = served().await;
     let org = app.org().await;
     crate::kit::setup(&org).await;
-    let conversation = org
-        .admin(
-            Method::POST,
-            "/inbound",
-            Some(
-                json!({"channelType": "MESSAGING_APP_A", "externalId": "5215512345679",
-                        "fullName": "Fer Fotos", "text": "¿Me manda el catálogo?"}),
-            ),
-        )
-        .await
-        .ok(200)["conversationId"]
-        .as_str()
-        .expect("conversation")
-        .to_owned();
+    let conversation = id_of(
+        &customer_writes(&org, "5215512345679", "Fer Fotos", "¿Me manda el catálogo?").await,
+        "conversationId",
+    );
     let mut b = Browser::new(&served);
     b.sign_in(&org.key).await;
     let path = format!("/console/inbox/{conversation}");
@@ -948,20 +946,10 @@ async fn a_contact_gets_an_identity_and_is_deleted_only_without_history() {
     assert_eq!(org.get(&format!("/contacts/{fresh}")).await.status, 200);
 
     // A contact who wrote in has history: kept, and the page says why.
-    let writer = org
-        .admin(
-            Method::POST,
-            "/inbound",
-            Some(
-                json!({"channelType": "MESSAGING_APP_A", "externalId": "5215550002003",
-                        "fullName": "Con Historia", "text": "hola"}),
-            ),
-        )
-        .await
-        .ok(200)["contactId"]
-        .as_str()
-        .expect("contact")
-        .to_owned();
+    let writer = id_of(
+        &customer_writes(&org, "5215550002003", "Con Historia", "hola").await,
+        "contactId",
+    );
     let kept = format!("/console/contacts/{writer}");
     let refused = b
         .post(
@@ -1150,20 +1138,16 @@ async fn a_reply_with_buttons_goes_out_as_an_interactive_message() {
     let (app, served) = served().await;
     let org = app.org().await;
     crate::kit::setup(&org).await;
-    let conversation = org
-        .admin(
-            Method::POST,
-            "/inbound",
-            Some(
-                json!({"channelType": "MESSAGING_APP_A", "externalId": "5215512345670",
-                        "fullName": "Bea Botones", "text": "¿Hacen envíos a Monterrey?"}),
-            ),
+    let conversation = id_of(
+        &customer_writes(
+            &org,
+            "5215512345670",
+            "Bea Botones",
+            "¿Hacen envíos a Monterrey?",
         )
-        .await
-        .ok(200)["conversationId"]
-        .as_str()
-        .expect("conversation")
-        .to_owned();
+        .await,
+        "conversationId",
+    );
     let mut b = Browser::new(&served);
     b.sign_in(&org.key).await;
     let path = format!("/console/inbox/{conversation}");
