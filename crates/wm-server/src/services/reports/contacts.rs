@@ -3,13 +3,12 @@
 
 use std::collections::HashMap;
 
-use sea_orm::sea_query::{Expr, ExprTrait};
-use sea_orm::{QueryFilter, QuerySelect};
+use sea_orm::QueryFilter;
 use uuid::Uuid;
 use wm_types::enums::StageCategory;
 use wm_types::reports::*;
 
-use super::{ctx, day_counts, stage_entries};
+use super::{counts_by, ctx, day_counts, stage_entries};
 use crate::db::entities::{contact, deal, lifecycle_stage};
 use crate::db::tenant::in_org;
 use crate::error::ApiResult;
@@ -98,17 +97,12 @@ pub async fn lifecycle(
     }
     let stages: Vec<lifecycle_stage::Model> = crate::db::lookups::stages(conn, org).await?;
     // Contacts per stage (and without one), counted by the database.
-    let per: HashMap<Option<Uuid>, u64> = in_org::<contact::Entity>(org)
-        .select_only()
-        .column(contact::Column::LifecycleStageId)
-        .column_as(Expr::col(contact::Column::Id).count(), "n")
-        .group_by(contact::Column::LifecycleStageId)
-        .into_tuple::<(Option<Uuid>, i64)>()
-        .all(conn)
-        .await?
-        .into_iter()
-        .map(|(stage, n)| (stage, u64::try_from(n).unwrap_or(0)))
-        .collect();
+    let per = counts_by(
+        conn,
+        in_org::<contact::Entity>(org),
+        contact::Column::LifecycleStageId,
+    )
+    .await?;
     let mut by_stage: Vec<StageCount> = stages
         .iter()
         .map(|s| StageCount {

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use wm_types::enums::ConversationStatus;
 use wm_types::reports::*;
 
-use super::{ctx, day_groups, per_user};
+use super::{counts_by, ctx, day_groups};
 use crate::db::entities::{contact, conversation, note, user};
 use crate::db::tenant::in_org;
 use crate::error::ApiResult;
@@ -39,33 +39,35 @@ pub async fn team(
             conversations_resolved: 0,
         })
         .collect();
-    let owned = per_user(
+    let owned = counts_by(
         conn,
         in_org::<contact::Entity>(org),
         contact::Column::OwnerId,
     )
     .await?;
-    let written = per_user(
+    let written = counts_by(
         conn,
         in_org::<note::Entity>(org).filter(c.holds(note::Column::CreatedAt)),
         note::Column::AuthorId,
     )
     .await?;
-    let assigned = per_user(
+    let assigned = counts_by(
         conn,
         in_org::<conversation::Entity>(org)
             .filter(conversation::Column::Status.ne(ConversationStatus::Resolved)),
         conversation::Column::AssignedToUserId,
     )
     .await?;
-    let resolved = per_user(
+    let resolved = counts_by(
         conn,
         in_org::<conversation::Entity>(org).filter(c.holds(conversation::Column::ResolvedAt)),
         conversation::Column::AssignedToUserId,
     )
     .await?;
     for m in &mut members {
-        let of = |counts: &HashMap<Uuid, u64>| counts.get(&m.user_id).copied().unwrap_or(0);
+        let of = |counts: &HashMap<Option<Uuid>, u64>| {
+            counts.get(&Some(m.user_id)).copied().unwrap_or(0)
+        };
         m.contacts_owned = of(&owned);
         m.notes_written = of(&written);
         m.conversations_assigned = of(&assigned);

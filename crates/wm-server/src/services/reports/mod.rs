@@ -183,23 +183,23 @@ async fn day_groups<E: EntityTrait>(
     Ok(counts)
 }
 
-/// How many of `rows` each user (`col`, a user id) has: one grouped count.
-async fn per_user<E: EntityTrait>(
+/// How many of `rows` have each value of `col` (an id; `None` counts the rows without one):
+/// one grouped `COUNT`.
+async fn counts_by<E: EntityTrait>(
     conn: &impl ConnectionTrait,
     rows: Select<E>,
     col: E::Column,
-) -> ApiResult<HashMap<Uuid, u64>> {
+) -> ApiResult<HashMap<Option<Uuid>, u64>> {
     let groups: Vec<(Option<Uuid>, i64)> = rows
         .select_only()
         .column(col)
-        .column_as(Expr::col(col).count(), "n")
-        .filter(col.is_not_null())
+        .column_as(Expr::val(1).count(), "n")
         .group_by(col)
         .into_tuple()
         .all(conn)
         .await?;
     Ok(groups
         .into_iter()
-        .filter_map(|(user, n)| Some((user?, u64::try_from(n).unwrap_or(0))))
+        .map(|(id, n)| (id, u64::try_from(n).unwrap_or(0)))
         .collect())
 }
