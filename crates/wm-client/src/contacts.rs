@@ -121,6 +121,14 @@ impl<'c> Contacts<'c> {
         }
     }
 
+    /// `GET /contacts/{id}/messages` (`contacts:read` or `conversations:read`): the
+    /// contact's whole history across conversations and channels, campaign and automation
+    /// messages outside any conversation included; a builder, then `.send()` for one page or
+    /// `.stream()` for all, newest first.
+    pub fn messages(&self, id: Uuid) -> crate::conversations::ListMessages<'c> {
+        crate::conversations::ListMessages::of(self.client, format!("/contacts/{id}/messages"))
+    }
+
     /// `GET /contacts/{id}/notes`: a builder, then `.send()` or `.stream()`.
     pub fn notes(&self, id: Uuid) -> ListNotes<'c> {
         ListNotes {

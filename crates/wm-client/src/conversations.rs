@@ -100,24 +100,29 @@ impl<'c> Conversations<'c> {
     /// `GET /conversations/{id}/messages`: a builder, then `.send()` for one page or
     /// `.stream()` for the whole thread, newest first.
     pub fn messages(&self, id: Uuid) -> ListMessages<'c> {
-        ListMessages {
-            client: self.client,
-            conversation: id,
-            query: ListMessagesQuery::default(),
-        }
+        ListMessages::of(self.client, format!("/conversations/{id}/messages"))
     }
 }
 
-/// `GET /conversations/{id}/messages` paging.
+/// `GET /conversations/{id}/messages` and `GET /contacts/{id}/messages` paging.
 #[derive(Debug, Clone)]
 #[must_use = "a list builder does nothing until .send() or .stream()"]
 pub struct ListMessages<'c> {
     client: &'c Client,
-    conversation: Uuid,
+    path: String,
     query: ListMessagesQuery,
 }
 
 impl<'c> ListMessages<'c> {
+    /// The messages at `path`, from the newest.
+    pub(crate) fn of(client: &'c Client, path: String) -> Self {
+        ListMessages {
+            client,
+            path,
+            query: ListMessagesQuery::default(),
+        }
+    }
+
     /// `pageSize` (1–100, default 50).
     pub fn page_size(mut self, n: u64) -> Self {
         self.query.page_size = Some(n);
@@ -133,10 +138,7 @@ impl<'c> ListMessages<'c> {
     /// One page, newest first; `meta.hasMore` says whether older ones remain.
     pub async fn send(&self) -> Result<MessageList, Error> {
         self.client
-            .send(
-                Request::get(format!("/conversations/{}/messages", self.conversation))
-                    .query(&self.query)?,
-            )
+            .send(Request::get(self.path.clone()).query(&self.query)?)
             .await
     }
 

@@ -67,13 +67,7 @@ impl<S: RequiredScope, St: Send + Sync> FromRequestParts<St> for Authed<S> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &St) -> Result<Self, ApiError> {
-        let ctx = parts
-            .extensions
-            .get::<AuthContext>()
-            .cloned()
-            .ok_or_else(|| {
-                ApiError::Internal(anyhow::anyhow!("route mounted without api_key_auth"))
-            })?;
+        let ctx = authenticated(parts)?;
         if !ctx.scopes.contains(&S::SCOPE) {
             return Err(ApiError::business(
                 StatusCode::FORBIDDEN,
@@ -83,6 +77,60 @@ impl<S: RequiredScope, St: Send + Sync> FromRequestParts<St> for Authed<S> {
         }
         Ok(Authed(ctx, PhantomData))
     }
+}
+
+/// The caller, checked for scope `A` or scope `B` (a read that belongs to two resources: a
+/// contact's messages are read with either `contacts:read` or `conversations:read`).
+pub struct AuthedEither<A, B>(pub AuthContext, PhantomData<(A, B)>);
+
+impl<A, B> std::ops::Deref for AuthedEither<A, B> {
+    type Target = AuthContext;
+    fn deref(&self) -> &AuthContext {
+        &self.0
+    }
+}
+
+impl<A: RequiredScope, B: RequiredScope, St: Send + Sync> FromRequestParts<St>
+    for AuthedEither<A, B>
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &St) -> Result<Self, ApiError> {
+        let ctx = authenticated(parts)?;
+        if !ctx.scopes.contains(&A::SCOPE) && !ctx.scopes.contains(&B::SCOPE) {
+            return Err(ApiError::business(
+                StatusCode::FORBIDDEN,
+                Some(ErrorCode::ApiKeyScopeMissing),
+                format!(
+                    "This API key lacks the scope {} (or {}).",
+                    A::SCOPE,
+                    B::SCOPE
+                ),
+            ));
+        }
+        Ok(AuthedEither(ctx, PhantomData))
+    }
+}
+
+impl<A: RequiredScope, B: RequiredScope> OperationInput for AuthedEither<A, B> {
+    fn operation_input(_: &mut GenContext, op: &mut Operation) {
+        op.description = Some(format!(
+            "Requires the scope `{}` or `{}`.",
+            A::SCOPE,
+            B::SCOPE
+        ));
+        op.security
+            .push([(openapi::SECURITY_SCHEME.to_owned(), Vec::new())].into());
+    }
+}
+
+/// The caller the auth middleware put on the request.
+fn authenticated(parts: &Parts) -> Result<AuthContext, ApiError> {
+    parts
+        .extensions
+        .get::<AuthContext>()
+        .cloned()
+        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("route mounted without api_key_auth")))
 }
 
 /// The API key, with the scope in the operation's description.
@@ -169,15 +217,20 @@ impl<T: Validated, S: Send + Sync> FromRequest<S> for ValidatedJson<T> {
     }
 }
 
-/// A JSON body, its schema inlined: required when the schema has required properties (an
-/// empty body means `{}`, so a body of optional properties may be left out).
+/// A JSON body, its schema inlined: required when the schema has required properties or
+/// needs at least one (`minProperties`, a choice of sources); an empty body means `{}`, so
+/// a body of optional properties may be left out.
 impl<T: JsonSchema> OperationInput for ValidatedJson<T> {
     fn operation_input(ctx: &mut GenContext, op: &mut Operation) {
         let schema = openapi::request_schema_in::<T>(ctx);
         let required = schema
             .get("required")
             .and_then(serde_json::Value::as_array)
-            .is_some_and(|r| !r.is_empty());
+            .is_some_and(|r| !r.is_empty())
+            || schema
+                .get("minProperties")
+                .and_then(serde_json::Value::as_u64)
+                .is_some_and(|n| n > 0);
         let mut body = openapi::request_body("application/json", schema);
         body.required = required;
         set_body(ctx, op, body);

@@ -104,8 +104,24 @@ wire_enum!(
 pub struct StepConfig {
     /// Kind.
     pub kind: StepKind,
-    /// A channel type, a tag, a template name, a stage name, or minutes.
+    /// What the kind reads: a channel type (CHANNEL_IS), a tag (HAS_TAG, ADD_TAG), a
+    /// template name (SEND_TEMPLATE), a lifecycle stage name (SET_STAGE), or a whole
+    /// number of minutes (MINUTES).
+    #[schemars(with = "StepValue")]
     pub value: serde_json::Value,
+}
+
+/// The shapes of a step's `value`, for the document (the engine checks which one its kind
+/// takes).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum StepValue {
+    /// A channel type (CHANNEL_IS), a tag (HAS_TAG, ADD_TAG), a template name
+    /// (SEND_TEMPLATE) or a lifecycle stage name (SET_STAGE): 1 to 120 characters.
+    Text(#[schemars(length(min = 1, max = 120))] String),
+    /// Minutes to wait (MINUTES): 1 to 43,200 (30 days).
+    Minutes(#[schemars(range(min = 1, max = 43_200))] i64),
 }
 
 /// One step.

@@ -395,6 +395,7 @@ pub struct CreateCampaign {
 /// `POST /campaigns/{id}/recipients`: exactly one source.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("minProperties" = 1, "maxProperties" = 1))]
 pub struct Audience {
     /// Explicit contacts.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,8 +1,13 @@
 /// Defines a wire enum: fixed strings on the wire, an `Unknown` variant that absorbs values
 /// a newer server may send (so old clients keep working), `ALL` for validation messages,
 /// and a JSON schema listing the known values.
+///
+/// A value may take older spellings after its own (`Text = "TEXT" | "text"`): they are
+/// read as it, written never, and named in the schema's `x-aliases` (which the validator
+/// reads and the document's readers ignore), so clients written against an earlier
+/// spelling keep working while the document shows one.
 macro_rules! wire_enum {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $wire:literal),+ $(,)? }) => {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $wire:literal $(| $alias:literal)*),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[non_exhaustive]
@@ -24,10 +29,10 @@ macro_rules! wire_enum {
                 }
             }
 
-            /// Parses a known wire spelling.
+            /// Parses a known wire spelling (or an older one it still takes).
             pub fn parse(s: &str) -> Option<Self> {
                 match s {
-                    $($wire => Some($name::$variant),)+
+                    $($wire $(| $alias)* => Some($name::$variant),)+
                     _ => None,
                 }
             }
@@ -64,7 +69,16 @@ macro_rules! wire_enum {
                 stringify!($name).into()
             }
             fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                schemars::json_schema!({ "type": "string", "enum": [$($wire),+] })
+                let aliases: Vec<(&str, &str)> = vec![$($(($alias, $wire),)*)+];
+                let mut schema = schemars::json_schema!({ "type": "string", "enum": [$($wire),+] });
+                if !aliases.is_empty() {
+                    let map: serde_json::Map<String, serde_json::Value> = aliases
+                        .into_iter()
+                        .map(|(a, w)| (a.to_owned(), serde_json::Value::from(w)))
+                        .collect();
+                    schema.insert("x-aliases".into(), serde_json::Value::Object(map));
+                }
+                schema
             }
         }
     };

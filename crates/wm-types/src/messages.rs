@@ -262,16 +262,18 @@ pub struct MessageEventData {
 }
 
 wire_enum!(
-    /// What a reply sends.
+    /// What a reply sends: the spellings of [`MessageType`], so a type read from a message
+    /// can be sent back as it was read (the lower-case spellings of earlier versions are
+    /// still taken).
     SendType {
-        Text = "text",
-        Image = "image",
-        Video = "video",
-        Audio = "audio",
-        Document = "document",
-        Sticker = "sticker",
-        Interactive = "interactive",
-        Template = "template",
+        Text = "TEXT" | "text",
+        Image = "IMAGE" | "image",
+        Video = "VIDEO" | "video",
+        Audio = "AUDIO" | "audio",
+        Document = "DOCUMENT" | "document",
+        Sticker = "STICKER" | "sticker",
+        Interactive = "INTERACTIVE" | "interactive",
+        Template = "TEMPLATE" | "template",
     }
 );
 
@@ -344,16 +346,16 @@ pub struct SendMessage {
     /// What to send.
     #[serde(rename = "type")]
     pub message_type: SendType,
-    /// For `text`.
+    /// For `TEXT`.
     #[serde(default)]
     pub text: Option<SendText>,
-    /// For `image`, `video`, `audio`, `document`, `sticker`.
+    /// For `IMAGE`, `VIDEO`, `AUDIO`, `DOCUMENT`, `STICKER`.
     #[serde(default)]
     pub media: Option<SendMedia>,
-    /// For `interactive`.
+    /// For `INTERACTIVE`.
     #[serde(default)]
     pub interactive: Option<SendInteractive>,
-    /// For `template`.
+    /// For `TEMPLATE`.
     #[serde(default)]
     pub template: Option<SendTemplate>,
     /// A message of this conversation the reply quotes.

@@ -141,7 +141,7 @@ fn type_message(kind: &Kind, path: &str) -> String {
         Kind::Number { .. } => {
             format!("{path} must be a number conforming to the specified constraints")
         }
-        Kind::OneOf(values) => format!(
+        Kind::OneOf(values) | Kind::OneOfAliased { values, .. } => format!(
             "{path} must be one of the following values: {}",
             values.join(", ")
         ),
@@ -246,6 +246,17 @@ pub(super) fn check_value(kind: &Kind, value: &mut Value, path: &str, errors: &m
             }
         }
         Kind::OneOf(values) => {
+            if !value
+                .as_str()
+                .is_some_and(|s| values.iter().any(|v| v == s))
+            {
+                errors.push(type_message(kind, path));
+            }
+        }
+        Kind::OneOfAliased { values, aliases } => {
+            if let Some((_, canonical)) = aliases.iter().find(|(a, _)| value.as_str() == Some(a)) {
+                *value = Value::String(canonical.clone());
+            }
             if !value
                 .as_str()
                 .is_some_and(|s| values.iter().any(|v| v == s))

@@ -7,12 +7,14 @@
 //!   optional field clearable (`null` counts as absent), otherwise `null` is refused;
 //! - `type: string` with `minLength`, `maxLength` and `pattern: "\S"` (not blank);
 //! - `type: integer` / `number` with `minimum`, `maximum`;
-//! - `enum` (strings or integers) and `oneOf` of `const` strings;
+//! - `enum` (strings or integers) and `oneOf` of `const` strings; a string `enum`'s
+//!   `x-aliases` (`{older spelling: value}`) are taken and rewritten to their value;
 //! - `format`: `email`, `uuid`, `date-time`, `date`, `phone`, and the named checks of
 //!   the `formats` module; numeric formats (`int64`, `uint32`, `double`, …) are annotations;
 //! - `type: array` with `items`, `minItems`, `maxItems`;
 //! - `type: object` with `properties` (a nested schema) or without (any object);
-//! - no type at all: any value but `null`.
+//! - no type at all, or an `anyOf` of several non-null shapes: any value but `null` (the
+//!   core checks which shape fits);
 //!
 //! Property order is the struct's field order (schemars keeps it), which is the order the
 //! messages come in.
@@ -74,7 +76,12 @@ fn kind_of(prop: &Value) -> Result<(Kind, bool), String> {
             .partition(|v| v.get("type").and_then(Value::as_str) == Some("null"));
         return match (nulls.len(), others.as_slice()) {
             (1, [inner]) => kind_of(inner).map(|(k, _)| (k, true)),
-            _ => Err("anyOf is only understood as T-or-null".into()),
+            // A value of several shapes whose meaning depends on a sibling (a step's
+            // `value` by its `kind`): any value but `null` here, the core checks the rest.
+            (0, [_, _, ..]) => Ok((Kind::Any, false)),
+            _ => {
+                Err("anyOf is only understood as T-or-null or as a union of non-null shapes".into())
+            }
         };
     }
     let (ty, nullable) = match obj.get("type") {
@@ -165,9 +172,21 @@ fn enum_values(obj: &Map<String, Value>) -> Result<Option<Kind>, String> {
         .map(|v| v.as_str())
         .collect::<Option<Vec<_>>>()
     {
-        return Ok(Some(Kind::OneOf(
-            strings.into_iter().map(str::to_owned).collect(),
-        )));
+        let values: Vec<String> = strings.into_iter().map(str::to_owned).collect();
+        // Older spellings a wire enum still takes (`x-aliases: {old: value}`).
+        if let Some(Value::Object(aliases)) = obj.get("x-aliases") {
+            let aliases = aliases
+                .iter()
+                .map(|(a, v)| match v.as_str() {
+                    Some(v) if values.iter().any(|known| known == v) => {
+                        Ok((a.clone(), v.to_owned()))
+                    }
+                    _ => Err(format!("the alias {a} names no value of the enum")),
+                })
+                .collect::<Result<_, String>>()?;
+            return Ok(Some(Kind::OneOfAliased { values, aliases }));
+        }
+        return Ok(Some(Kind::OneOf(values)));
     }
     if let Some(ints) = values
         .iter()

@@ -51,6 +51,14 @@ pub enum Kind {
     },
     /// One of a fixed set of strings.
     OneOf(Vec<String>),
+    /// One of a fixed set of strings, or an older spelling of one (`(alias, value)`), which
+    /// is rewritten to the value it stands for.
+    OneOfAliased {
+        /// The spellings of today.
+        values: Vec<String>,
+        /// Older spellings and the value each stands for.
+        aliases: Vec<(String, String)>,
+    },
     /// One of a fixed set of integers.
     IntOneOf(Vec<i64>),
     /// An ISO 8601 date or date-time; normalised to RFC 3339 with milliseconds.

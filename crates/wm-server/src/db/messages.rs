@@ -1,5 +1,6 @@
-//! Message queries: a thread's page newest first by keyset (`(created_at, id)` through
-//! `ix_messages_thread`, so the thousandth page costs what the first does), a message by
+//! Message queries: a thread's or a contact's page newest first by keyset (`(created_at, id)`
+//! through `ix_messages_thread` or `ix_messages_contact_history`, so the thousandth page
+//! costs what the first does), a message by
 //! the platform's id, and the writes of a new message with its media row.
 
 use sea_orm::sea_query::Expr;
@@ -182,15 +183,29 @@ pub async fn by_platform_id(
         .await
 }
 
-/// Up to `limit` messages of a conversation older than `before` (`(created_at, id)` of a
-/// message), newest first.
+/// Whose messages a page lists: one conversation's (`ix_messages_thread`), or one contact's
+/// across every conversation and channel, those outside any conversation included
+/// (`ix_messages_contact_history`).
+#[derive(Debug, Clone, Copy)]
+pub enum Thread {
+    /// A conversation's thread.
+    Conversation(Uuid),
+    /// A contact's whole history.
+    Contact(Uuid),
+}
+
+/// A page of `thread`, newest first, older than the message at `before` (its
+/// `(created_at, id)`), by keyset through the thread's index.
 pub async fn page(
     conn: &impl ConnectionTrait,
-    conversation: Uuid,
+    thread: Thread,
     before: Option<(i64, Uuid)>,
     limit: u64,
 ) -> Result<Vec<message::Model>, DbErr> {
-    let mut q = message::Entity::find().filter(message::Column::ConversationId.eq(conversation));
+    let mut q = message::Entity::find().filter(match thread {
+        Thread::Conversation(id) => message::Column::ConversationId.eq(id),
+        Thread::Contact(id) => message::Column::ContactId.eq(id),
+    });
     if let Some((at, id)) = before {
         // `created_at <= at` bounds the index range (the OR alone would make both databases
         // walk every newer message of the thread); the OR then drops the ties at `at`.

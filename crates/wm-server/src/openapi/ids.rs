@@ -14,6 +14,7 @@ pub const OPERATION_IDS: &[(&str, &str, &str)] = &[
     ("delete", "/contacts/{id}", "deleteContact"),
     ("patch", "/contacts/{id}", "updateContact"),
     ("get", "/contacts/{id}/timeline", "listContactTimeline"),
+    ("get", "/contacts/{id}/messages", "listContactMessages"),
     ("post", "/contacts/{id}/identities", "addContactIdentity"),
     ("get", "/contacts/{id}/notes", "listContactNotes"),
     ("post", "/contacts/{id}/notes", "createContactNote"),

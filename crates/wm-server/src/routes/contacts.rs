@@ -17,10 +17,12 @@ use wm_types::contacts::{
     BulkResult, BulkUpdateContacts, Contact, ContactList, CreateContact, CreateIdentity,
     CreateNote, Identity, ListContactsQuery, Note, TimelineEntry, TimelineQuery, UpdateContact,
 };
+use wm_types::messages::{ListMessagesQuery, MessageList};
 
 use crate::error::ApiResult;
 use crate::extract::{
-    Authed, ContactId, ContactsRead, ContactsWrite, NoBody, NoQuery, ValidatedJson, ValidatedQuery,
+    Authed, AuthedEither, ContactId, ContactsRead, ContactsWrite, ConversationsRead, NoBody,
+    NoQuery, ValidatedJson, ValidatedQuery,
 };
 use crate::openapi;
 use crate::reply::{self, Created, Json};
@@ -61,6 +63,14 @@ pub fn router() -> ApiRouter<AppState> {
         .api_route(
             "/contacts/{id}/timeline",
             get_with(timeline, |op| op.tag(TAG).summary("A contact's timeline")),
+        )
+        .api_route(
+            "/contacts/{id}/messages",
+            get_with(messages, |op| {
+                op.tag(TAG).summary(
+                    "A contact's messages across every conversation and channel, newest first",
+                )
+            }),
         )
         .api_route(
             "/contacts/{id}/identities",
@@ -138,6 +148,17 @@ async fn timeline(
     ContactId(id): ContactId,
 ) -> ApiResult<Json<Page<TimelineEntry>>> {
     Ok(Json(svc::timeline(&s, auth.org_id, id, q).await?))
+}
+
+async fn messages(
+    State(s): State<AppState>,
+    auth: AuthedEither<ContactsRead, ConversationsRead>,
+    ValidatedQuery(q): ValidatedQuery<ListMessagesQuery>,
+    ContactId(id): ContactId,
+) -> ApiResult<Json<MessageList>> {
+    Ok(Json(
+        crate::services::messages::of_contact(&s, auth.org_id, id, &q).await?,
+    ))
 }
 
 /// The identity link's answer: 201 when linked now, 200 when it already was.

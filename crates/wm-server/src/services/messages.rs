@@ -17,7 +17,7 @@ use wm_types::messages::{
 
 use crate::db::Unique;
 use crate::db::entities::{conversation, message};
-use crate::db::messages::{self, NewMedia, NewMessage, Stored, StoredReaction};
+use crate::db::messages::{self, NewMedia, NewMessage, Stored, StoredReaction, Thread};
 use crate::db::outbox;
 use crate::error::{ApiError, ApiResult};
 use crate::services::conversations::Touched;
@@ -435,24 +435,61 @@ pub async fn list(
     conversation: Uuid,
     q: &ListMessagesQuery,
 ) -> ApiResult<MessageList> {
-    let conn = &state.db.conn;
     // The conversation must be one the caller can read (its channel active).
     crate::services::conversations::get(state, org, conversation).await?;
+    let cursor = |m: &message::Model| m.conversation_id == Some(conversation);
+    let wrong = "before must be the id of a message of this conversation";
+    page(
+        state,
+        org,
+        Thread::Conversation(conversation),
+        q,
+        cursor,
+        wrong,
+    )
+    .await
+}
+
+/// `GET /contacts/{id}/messages`: the contact's whole history newest first, across every
+/// conversation and channel, with the campaign and automation messages sent to someone who
+/// never wrote (which belong to no conversation yet).
+pub async fn of_contact(
+    state: &AppState,
+    org: Uuid,
+    contact: Uuid,
+    q: &ListMessagesQuery,
+) -> ApiResult<MessageList> {
+    crate::db::contacts::find(&state.db.conn, org, contact)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Contact"))?;
+    let cursor = |m: &message::Model| m.contact_id == contact;
+    let wrong = "before must be the id of a message of this contact";
+    page(state, org, Thread::Contact(contact), q, cursor, wrong).await
+}
+
+/// A keyset page of `thread`: `before` must be one of its messages (`of_thread`).
+async fn page(
+    state: &AppState,
+    org: Uuid,
+    thread: Thread,
+    q: &ListMessagesQuery,
+    of_thread: impl Fn(&message::Model) -> bool,
+    wrong_cursor: &str,
+) -> ApiResult<MessageList> {
+    let conn = &state.db.conn;
     let before = match q.before {
         Some(id) => {
             let m = message::Entity::find_by_id(id)
                 .unique(conn)
                 .await?
-                .filter(|m| m.conversation_id == Some(conversation) && m.organization_id == org)
-                .ok_or_else(|| {
-                    ApiError::invalid("before must be the id of a message of this conversation")
-                })?;
+                .filter(|m| m.organization_id == org && of_thread(m))
+                .ok_or_else(|| ApiError::invalid(wrong_cursor))?;
             Some((m.created_at, m.id))
         }
         None => None,
     };
     let page_size = q.page_size.unwrap_or(50);
-    let mut rows = messages::page(conn, conversation, before, page_size + 1).await?;
+    let mut rows = messages::page(conn, thread, before, page_size + 1).await?;
     let has_more = rows.len() as u64 > page_size;
     rows.truncate(usize::try_from(page_size).unwrap_or(usize::MAX));
     Ok(MessageList {

@@ -249,3 +249,39 @@ async fn a_customer_writing_to_a_pending_conversation_continues_it_and_a_resolve
     assert_eq!(org.get(&path).await.ok(200)["status"], "RESOLVED");
     assert_eq!(org.get("/conversations").await.ok(200)["meta"]["total"], 2);
 }
+
+#[tokio::test]
+async fn a_message_type_read_from_the_api_is_sent_back_as_it_was_read() {
+    let app = TestApp::new().await;
+    let org = app.org().await;
+    crate::kit::number(&org, "+525500000001").await;
+    let first = writes(&org, "5215511110001", "hola").await;
+    let id = first["conversationId"].as_str().unwrap().to_owned();
+    let read = thread(&org, &id, "").await;
+    let kind = read["data"][0]["type"].clone();
+    assert_eq!(kind, "TEXT");
+    let sent = org
+        .post(
+            &format!("/conversations/{id}/messages"),
+            json!({"type": kind, "text": {"body": "¿En qué le ayudo?"}}),
+        )
+        .await
+        .ok(201);
+    assert_eq!(sent["type"], "TEXT");
+    // The lower-case spelling of earlier versions is still taken.
+    let sent = org
+        .post(
+            &format!("/conversations/{id}/messages"),
+            json!({"type": "text", "text": {"body": "¿Algo más?"}}),
+        )
+        .await
+        .ok(201);
+    assert_eq!(sent["type"], "TEXT");
+    // Anything else names the capitals.
+    org.post(
+        &format!("/conversations/{id}/messages"),
+        json!({"type": "Text", "text": {"body": "x"}}),
+    )
+    .await
+    .assert_invalid("type must be one of the following values: TEXT, IMAGE, VIDEO, AUDIO, DOCUMENT, STICKER, INTERACTIVE, TEMPLATE");
+}

@@ -15,6 +15,7 @@ mod campaigns_receipts;
 mod campaigns_stagger;
 mod client_e2e;
 mod console;
+mod contact_messages;
 mod contacts_bulk;
 mod contacts_counts;
 mod contacts_create;

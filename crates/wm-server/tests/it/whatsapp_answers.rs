@@ -210,7 +210,7 @@ async fn an_uploaded_image_is_sent_as_a_reply_and_a_bad_upload_is_refused() {
     reply(&org, &c, json!({"type": "document", "media": {"id": file}}))
         .await
         .assert_invalid(
-            "media.id is a file of type IMAGE (image/png); it cannot be sent as document",
+            "media.id is a file of type IMAGE (image/png); it cannot be sent as DOCUMENT",
         );
 
     let sent = reply(

@@ -11,6 +11,7 @@ use wm_types::contacts::{
     Contact, CreateIdentity, CreateNote, Identity, Note, TimelineEntry, TimelineKind,
 };
 use wm_types::enums::{ChannelType, Scope};
+use wm_types::messages::MessageList;
 
 use crate::console::Console;
 use crate::console::page::{
@@ -21,12 +22,14 @@ use crate::console::view::{Fields, badge, delete_form, hidden, input_hint, money
 
 /// `GET /console/contacts/{id}`.
 pub async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) -> PageResult<Page> {
-    let (c, timeline, notes) = tokio::try_join!(
+    let (c, timeline, notes, messages) = tokio::try_join!(
         s.api.get::<Contact>(format!("/contacts/{id}")),
         s.api
             .get::<ApiPage<TimelineEntry>>(format!("/contacts/{id}/timeline?pageSize=30")),
         s.api
             .get::<ApiPage<Note>>(format!("/contacts/{id}/notes?pageSize=20")),
+        s.api
+            .get::<MessageList>(format!("/contacts/{id}/messages?pageSize=20")),
     )?;
     let name = c
         .full_name
@@ -95,6 +98,22 @@ pub async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) ->
                 ul {
                     @for n in &notes.data {
                         li { (n.body) " " span.muted { "— " (n.author.full_name) ", " (when(s.tz, &n.created_at)) } }
+                    }
+                }
+            }
+            section.card aria-labelledby="messages-h" {
+                h2 id="messages-h" { "Messages" }
+                p.muted { "Everything sent to and received from this contact on every channel, campaigns to people who never answered included; the 20 newest, oldest first." }
+                @if messages.data.is_empty() { p.muted { "No message yet." } }
+                ol.thread aria-label="Messages, oldest first" {
+                    @for (i, m) in messages.data.iter().rev().enumerate() {
+                        // Where a conversation starts in the list, a link to it.
+                        @if let Some(conversation) = m.conversation_id.filter(|c| {
+                            i == 0 || messages.data.iter().rev().nth(i - 1).and_then(|p| p.conversation_id) != Some(*c)
+                        }) {
+                            li.muted { a href={ "/console/inbox/" (conversation) } { "Open the conversation" } }
+                        }
+                        (super::thread::message(m, s.tz))
                     }
                 }
             }

@@ -238,7 +238,8 @@ fn window_open(c: &Conversation, now_ms: i64) -> bool {
         .is_some_and(|t| t.millis() > now_ms)
 }
 
-fn message(m: &Message, tz: chrono_tz::Tz) -> Markup {
+/// One message as a thread shows it (who, when, status, its content).
+pub(super) fn message(m: &Message, tz: chrono_tz::Tz) -> Markup {
     let who = match (&m.direction, m.sent_by.as_ref().map(|b| b.kind)) {
         (MessageDirection::Inbound, _) => "Customer",
         (_, Some(SenderKind::User)) => "Agent",

@@ -25,6 +25,7 @@ mod m0015_ledger_order;
 mod m0016_messages;
 mod m0017_idempotency;
 mod m0018_console_sessions;
+mod m0019_contact_history;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -51,6 +52,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0016_messages::Migration),
             Box::new(m0017_idempotency::Migration),
             Box::new(m0018_console_sessions::Migration),
+            Box::new(m0019_contact_history::Migration),
         ]
     }
 }
