@@ -31,6 +31,13 @@
 //! | `GET /_fake/reads` | | mark-as-read requests ([`crate::ReadMark`]) |
 //! | `POST /_fake/template_status_update` | [`TemplateStatusUpdate`] | post that webhook |
 //! | `POST /_fake/quality_update` | [`QualityUpdate`] | post that webhook |
+//! | `POST /_fake/users` | [`UserSpec`] | register (or update) a WhatsApp user |
+//! | `GET /_fake/users/{phone_or_user_id}` | | the [`UserSpec`] (a new phone gets its generated BSUID) |
+//! | `POST /_fake/users/change_user_id` | `{old, new_user_id}` | change a user's BSUID (no webhook) |
+//! | `POST /_fake/number_change` | `{phone_number_id, from, new_wa_id}` | post `user_changed_number` |
+//! | `POST /_fake/user_changed_user_id` | `{phone_number_id, user, new_user_id}` | post `user_changed_user_id` |
+//! | `POST /_fake/user_id_update` | `{phone_number_id, previous_user_id, current_user_id}` | post `user_id_update` |
+//! | `POST /_fake/user_preference` | `{phone_number_id, wa_id, value}` | post `user_preferences` |
 //! | `POST /_fake/raw` | `{body, signature?}` | post exact bytes with this signature |
 //! | `POST /_fake/media` | [`MediaSpec`] (`bytes` base64) | hold a user's file ([`crate::MediaInfo`] back) |
 //! | `GET /_fake/media/{id}` | | [`crate::MediaInfo`] |
@@ -54,7 +61,7 @@ use crate::FakeGraph;
 use crate::media::MediaSpec;
 use crate::model::{
     Ambiguity, InboundMessage, Injection, NumberSpec, QualityUpdate, TemplateSpec, TemplateStatus,
-    TemplateStatusUpdate, WebhookConfig,
+    TemplateStatusUpdate, UserSpec, WebhookConfig,
 };
 
 /// A bulk registration, accepted by `POST /_fake/setup` and the binary's `--setup` file.
@@ -67,6 +74,8 @@ pub struct Setup {
     pub templates: Vec<TemplateSpec>,
     /// Webhook target to configure.
     pub webhook: Option<WebhookConfig>,
+    /// WhatsApp users to register.
+    pub users: Vec<UserSpec>,
 }
 
 impl FakeGraph {
@@ -77,6 +86,9 @@ impl FakeGraph {
         }
         for t in setup.templates {
             self.register_template(t);
+        }
+        for u in setup.users {
+            self.register_user(u);
         }
         if setup.webhook.is_some() {
             self.configure_webhook(setup.webhook);
@@ -148,6 +160,40 @@ struct WindowBody {
 struct WindowQuery {
     phone_number_id: String,
     wa_id: String,
+}
+
+#[derive(Deserialize)]
+struct ChangeUserIdBody {
+    old: String,
+    new_user_id: String,
+}
+
+#[derive(Deserialize)]
+struct NumberChangeBody {
+    phone_number_id: String,
+    from: String,
+    new_wa_id: String,
+}
+
+#[derive(Deserialize)]
+struct UserChangedIdBody {
+    phone_number_id: String,
+    user: String,
+    new_user_id: String,
+}
+
+#[derive(Deserialize)]
+struct UserIdUpdateBody {
+    phone_number_id: String,
+    previous_user_id: String,
+    current_user_id: String,
+}
+
+#[derive(Deserialize)]
+struct PreferenceBody {
+    phone_number_id: String,
+    wa_id: String,
+    value: String,
 }
 
 #[derive(Deserialize)]
@@ -344,6 +390,53 @@ async fn quality(State(f): State<FakeGraph>, Json(u): Json<QualityUpdate>) -> Re
     posted(f.post_quality_update(u).await)
 }
 
+async fn add_user(State(f): State<FakeGraph>, Json(u): Json<UserSpec>) -> Response {
+    f.register_user(u);
+    ok()
+}
+
+async fn get_user(State(f): State<FakeGraph>, Path(id): Path<String>) -> Response {
+    match f.user(&id) {
+        Some(u) => Json(u).into_response(),
+        None => found(false, "user"),
+    }
+}
+
+async fn change_user_id(State(f): State<FakeGraph>, Json(b): Json<ChangeUserIdBody>) -> Response {
+    found(f.change_user_id(&b.old, &b.new_user_id), "user")
+}
+
+async fn number_change(State(f): State<FakeGraph>, Json(b): Json<NumberChangeBody>) -> Response {
+    posted(
+        f.post_number_change(&b.phone_number_id, &b.from, &b.new_wa_id)
+            .await,
+    )
+}
+
+async fn user_changed_user_id(
+    State(f): State<FakeGraph>,
+    Json(b): Json<UserChangedIdBody>,
+) -> Response {
+    posted(
+        f.post_user_changed_user_id(&b.phone_number_id, &b.user, &b.new_user_id)
+            .await,
+    )
+}
+
+async fn user_id_update(State(f): State<FakeGraph>, Json(b): Json<UserIdUpdateBody>) -> Response {
+    posted(
+        f.post_user_id_update(&b.phone_number_id, &b.previous_user_id, &b.current_user_id)
+            .await,
+    )
+}
+
+async fn user_preference(State(f): State<FakeGraph>, Json(b): Json<PreferenceBody>) -> Response {
+    posted(
+        f.post_user_preference(&b.phone_number_id, &b.wa_id, &b.value)
+            .await,
+    )
+}
+
 async fn raw(State(f): State<FakeGraph>, Json(b): Json<RawBody>) -> Response {
     posted(f.post_raw(b.body.into_bytes(), b.signature).await)
 }
@@ -432,6 +525,13 @@ pub(crate) fn routes() -> Router<FakeGraph> {
         .route("/_fake/template_status_update", post(tpl_update))
         .route("/_fake/quality_update", post(quality))
         .route("/_fake/raw", post(raw))
+        .route("/_fake/users", post(add_user))
+        .route("/_fake/users/change_user_id", post(change_user_id))
+        .route("/_fake/users/{id}", get(get_user))
+        .route("/_fake/number_change", post(number_change))
+        .route("/_fake/user_changed_user_id", post(user_changed_user_id))
+        .route("/_fake/user_id_update", post(user_id_update))
+        .route("/_fake/user_preference", post(user_preference))
         .route("/_fake/media", post(add_media))
         .route("/_fake/media/stats", get(media_stats))
         .route("/_fake/media/fail_downloads", post(fail_downloads))

@@ -249,6 +249,16 @@ const TABLE: &[(i64, u16, &str, &str, Delivery)] = &[
         "Business Account is in maintenance mode.",
         Delivery::Sync,
     ),
+    // Business-scoped user ids guide (Messages API: "Error code — 131062", "Details —
+    // Business-scoped User ID (BSUID) recipients are not supported for this message.");
+    // the full object, HTTP 400 as a request error, from "Send Marketing Messages".
+    (
+        131062,
+        400,
+        "Business-scoped User ID (BSUID) recipients are not supported for this message.",
+        "Business-scoped User ID (BSUID) recipients are not supported for this message.",
+        Delivery::Sync,
+    ),
     (
         132000,
         400,

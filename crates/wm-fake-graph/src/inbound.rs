@@ -1,12 +1,25 @@
 //! Webhooks posted on demand: inbound user messages (text, replies, media, location,
-//! reactions), template status updates, phone-number quality updates and raw bytes
-//! (for bad-signature tests).
+//! reactions), a user's identity changes (`user_changed_number` and
+//! `user_changed_user_id` system messages, `user_id_update`), `user_preferences`,
+//! template status updates, phone-number quality updates and raw bytes (for
+//! bad-signature tests).
 //!
 //! Media messages follow the messages webhook reference: `image`/`video`
 //! `{caption?, mime_type, sha256, id}`, `document` adds `filename`, `audio` adds
 //! `voice`, `sticker` adds `animated`; `sha256` is the base64 SHA-256 of the file
 //! (as real payloads carry it, e.g. <https://github.com/WhatsApp/WhatsApp-Business-API-Setup-Scripts/issues/73>).
 //! A removed reaction omits `emoji` (reaction webhook reference).
+//!
+//! User identifiers follow the business-scoped user ids guide
+//! (<https://developers.facebook.com/documentation/business-messaging/whatsapp/business-scoped-user-ids/>):
+//! every message carries `from_user_id` and `contacts[].user_id` (the BSUID),
+//! `from_parent_user_id`/`contacts[].parent_user_id` when the user has a parent BSUID,
+//! `contacts[].profile.username` when they have a username, and `from`/`contacts[].wa_id`
+//! only when their phone may be shared (omitted otherwise, never `""`). The same guide
+//! gives the `user_id_update` field and the `user_changed_user_id` system message; the
+//! system messages reference
+//! (<https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages/system/>)
+//! gives `user_changed_number`.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -19,6 +32,7 @@ use crate::model::{
     TemplateStatusUpdate,
 };
 use crate::state::InboundRecord;
+use crate::users::{Snapshot, UserSpec};
 use crate::webhooks::{deliver, deliver_value, messages_envelope, number_envelope, waba_envelope};
 
 fn inbound_wamid() -> String {
@@ -41,6 +55,19 @@ fn put_opt(obj: &mut Value, key: &str, value: Option<&str>) {
     }
 }
 
+/// `{"from"?, "from_user_id", "from_parent_user_id"?}`: who sent a message.
+fn from_fields(user: &Snapshot) -> Value {
+    let mut m = json!({});
+    if let Some(p) = &user.shared_phone {
+        m["from"] = json!(p);
+    }
+    m["from_user_id"] = json!(user.user_id);
+    if let Some(p) = &user.parent_user_id {
+        m["from_parent_user_id"] = json!(p);
+    }
+    m
+}
+
 fn parse_status(event: &str) -> Option<TemplateStatus> {
     serde_json::from_value(Value::String(event.to_owned())).ok()
 }
@@ -51,33 +78,44 @@ impl FakeGraph {
     /// posted, including the new message's wamid. The message opens (or restarts) the
     /// user's customer-service window and can then be marked as read.
     pub async fn post_inbound(&self, msg: InboundMessage) -> anyhow::Result<Posted> {
-        let number = {
-            let inner = self.shared.lock();
-            inner
-                .numbers
-                .get(&msg.phone_number_id)
-                .map(|n| n.spec.clone())
-        };
-        let Some(number) = number else {
-            anyhow::bail!("unknown phone_number_id {}", msg.phone_number_id);
-        };
+        let number = self.number_spec(&msg.phone_number_id)?;
         let wamid = inbound_wamid();
         let now = chrono::Utc::now();
-        {
+        let user = {
             // Remembered before delivery: the app may mark it read (or reply to it)
             // while the webhook is still in flight.
             let mut inner = self.shared.lock();
+            let i = match crate::users::resolve(&mut inner, &msg.from) {
+                Some(i) => i,
+                // A BSUID the fake was not told about: a user without a phone.
+                None if crate::users::is_user_id(&msg.from) => inner.users.upsert(UserSpec {
+                    phone: None,
+                    user_id: msg.from.clone(),
+                    parent_user_id: None,
+                    username: None,
+                    phone_shared: false,
+                }),
+                None => anyhow::bail!("from ({}) is neither a phone nor a BSUID", msg.from),
+            };
+            if let Some(name) = &msg.profile_name
+                && let Some(u) = inner.users.get_mut(i)
+            {
+                u.name = Some(name.clone());
+            }
             let record = InboundRecord {
                 phone_number_id: msg.phone_number_id.clone(),
             };
             inner.inbound.insert(wamid.clone(), record);
-            crate::window::touch(&mut inner, &msg.phone_number_id, &msg.from, now);
-        }
-        let mut message = json!({
-            "from": msg.from,
-            "id": wamid,
-            "timestamp": now.timestamp().to_string(),
-        });
+            let key = crate::users::key_of(i);
+            crate::window::touch(&mut inner, &msg.phone_number_id, &key, now);
+            inner.users.snapshot(i)
+        };
+        let Some(user) = user else {
+            anyhow::bail!("user {} vanished", msg.from);
+        };
+        let mut message = from_fields(&user);
+        message["id"] = json!(wamid);
+        message["timestamp"] = json!(now.timestamp().to_string());
         if let Some(ReplyContext { id, from }) = &msg.context {
             let from = from
                 .clone()
@@ -195,75 +233,11 @@ impl FakeGraph {
                 message["reaction"] = obj;
             }
         }
-        let name = msg.profile_name.clone().unwrap_or_default();
         let mut fields = Map::new();
-        fields.insert(
-            "contacts".into(),
-            json!([{ "profile": { "name": name }, "wa_id": msg.from }]),
-        );
+        fields.insert("contacts".into(), json!([user.contact(true)]));
         fields.insert("messages".into(), json!([message]));
         let envelope = messages_envelope(&number, fields);
         deliver_value(self, "messages", Some(wamid), &envelope).await
-    }
-
-    /// Posts the `system` message the platform sends when a person moves their account from
-    /// `from` to `new_wa_id` (`type: "user_changed_number"`, the new id in `system.wa_id`;
-    /// like every system message, without `contacts`). Returns what was posted.
-    pub async fn post_number_change(
-        &self,
-        phone_number_id: &str,
-        from: &str,
-        new_wa_id: &str,
-    ) -> anyhow::Result<Posted> {
-        let number = self.number_spec(phone_number_id)?;
-        let wamid = inbound_wamid();
-        let message = json!({
-            "from": from,
-            "id": wamid,
-            "timestamp": chrono::Utc::now().timestamp().to_string(),
-            "type": "system",
-            "system": {
-                "body": format!("User changed from {from} to {new_wa_id}"),
-                "wa_id": new_wa_id,
-                "type": "user_changed_number",
-            },
-        });
-        let mut fields = Map::new();
-        fields.insert("messages".into(), json!([message]));
-        let envelope = messages_envelope(&number, fields);
-        deliver_value(self, "messages", Some(wamid), &envelope).await
-    }
-
-    /// Posts a `user_preferences` change: the person stopped (`"stop"`) or resumed
-    /// (`"resume"`) the business's marketing messages from the chat.
-    pub async fn post_user_preference(
-        &self,
-        phone_number_id: &str,
-        wa_id: &str,
-        value: &str,
-    ) -> anyhow::Result<Posted> {
-        let number = self.number_spec(phone_number_id)?;
-        let detail = match value {
-            "stop" => "User requested to stop marketing messages",
-            _ => "User requested to resume marketing messages",
-        };
-        let mut fields = Map::new();
-        fields.insert(
-            "contacts".into(),
-            json!([{ "profile": { "name": "Test User" }, "wa_id": wa_id }]),
-        );
-        fields.insert(
-            "user_preferences".into(),
-            json!([{
-                "wa_id": wa_id,
-                "detail": detail,
-                "category": "marketing_messages",
-                "value": value,
-                "timestamp": chrono::Utc::now().timestamp(),
-            }]),
-        );
-        let envelope = number_envelope(&number, "user_preferences", fields);
-        deliver_value(self, "user_preferences", None, &envelope).await
     }
 
     fn number_spec(&self, phone_number_id: &str) -> anyhow::Result<crate::model::NumberSpec> {
@@ -375,5 +349,178 @@ impl FakeGraph {
             .webhooks
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(deliver(self, &config, "raw", None, body, signature).await)
+    }
+}
+
+/// What a user webhook needs: the user's index and snapshot, or an error naming them.
+fn user_snapshot(inner: &mut crate::state::Inner, user: &str) -> anyhow::Result<(usize, Snapshot)> {
+    let Some(i) = crate::users::resolve(inner, user) else {
+        anyhow::bail!("unknown user {user}");
+    };
+    match inner.users.snapshot(i) {
+        Some(s) => Ok((i, s)),
+        None => anyhow::bail!("unknown user {user}"),
+    }
+}
+
+/// Webhooks about the user's identity: phone and BSUID changes, marketing preferences.
+impl FakeGraph {
+    /// Posts the `system` message the platform sends when a person moves their account from
+    /// `from` to `new_wa_id` (`type: "user_changed_number"`, body `User <name> changed from
+    /// <old> to <new>`, the new phone in `system.wa_id`, the BSUID the change regenerates
+    /// in `system.user_id`, the parent BSUID in `system.parent_user_id` when the user has
+    /// one; like every system message, without `contacts`). The registry follows: the
+    /// user now has `new_wa_id` and the new BSUID (generated from the new phone, see
+    /// [`crate::users::generated_user_id`]). Returns what was posted.
+    pub async fn post_number_change(
+        &self,
+        phone_number_id: &str,
+        from: &str,
+        new_wa_id: &str,
+    ) -> anyhow::Result<Posted> {
+        let number = self.number_spec(phone_number_id)?;
+        let new_phone = crate::validate::wa_id(new_wa_id);
+        let (user, new_user_id) = {
+            let mut inner = self.shared.lock();
+            let (i, user) = user_snapshot(&mut inner, from)?;
+            let new_user_id = inner.users.fresh_user_id(&new_phone, Some(i));
+            if let Some(u) = inner.users.get(i) {
+                let mut spec = u.spec.clone();
+                spec.phone = Some(new_phone);
+                spec.user_id = new_user_id.clone();
+                inner.users.set_spec(i, spec);
+            }
+            (user, new_user_id)
+        };
+        let wamid = inbound_wamid();
+        let mut system = json!({
+            "body": format!("User {} changed from {from} to {new_wa_id}", user.name),
+            "wa_id": new_wa_id,
+            "user_id": new_user_id,
+            "type": "user_changed_number",
+        });
+        put_opt(
+            &mut system,
+            "parent_user_id",
+            user.parent_user_id.as_deref(),
+        );
+        let message = json!({
+            "from": from,
+            "id": wamid,
+            "timestamp": chrono::Utc::now().timestamp().to_string(),
+            "type": "system",
+            "system": system,
+        });
+        let mut fields = Map::new();
+        fields.insert("messages".into(), json!([message]));
+        let envelope = messages_envelope(&number, fields);
+        deliver_value(self, "messages", Some(wamid), &envelope).await
+    }
+
+    /// Posts the `system` message of a BSUID change (`type: "user_changed_user_id"`):
+    /// `from` only when the phone may be shared, `from_user_id` the old BSUID (and
+    /// `from_parent_user_id`), `system: {body: "User <name> changed from <OLD_BSUID> to
+    /// <NEW_BSUID>", user_id: <NEW_BSUID>, parent_user_id?, type}`, no `contacts` and no
+    /// `system.wa_id` (the system messages reference: this type "reports only the BSUID
+    /// change; no phone number is included"). `user` is a phone or BSUID; the registry
+    /// follows. Returns what was posted.
+    pub async fn post_user_changed_user_id(
+        &self,
+        phone_number_id: &str,
+        user: &str,
+        new_user_id: &str,
+    ) -> anyhow::Result<Posted> {
+        let number = self.number_spec(phone_number_id)?;
+        let old = {
+            let mut inner = self.shared.lock();
+            let (i, old) = user_snapshot(&mut inner, user)?;
+            crate::users::change_id(&mut inner, i, new_user_id);
+            old
+        };
+        let wamid = inbound_wamid();
+        let mut system = json!({
+            "body": format!("User {} changed from {} to {new_user_id}", old.name, old.user_id),
+            "user_id": new_user_id,
+            "type": "user_changed_user_id",
+        });
+        put_opt(&mut system, "parent_user_id", old.parent_user_id.as_deref());
+        let mut message = from_fields(&old);
+        message["id"] = json!(wamid);
+        message["timestamp"] = json!(chrono::Utc::now().timestamp().to_string());
+        message["type"] = json!("system");
+        message["system"] = system;
+        let mut fields = Map::new();
+        fields.insert("messages".into(), json!([message]));
+        let envelope = messages_envelope(&number, fields);
+        deliver_value(self, "messages", Some(wamid), &envelope).await
+    }
+
+    /// Posts a `user_id_update` (its own webhook field): `contacts: [{profile: {name},
+    /// wa_id?}]` (Meta's syntax has no `user_id` or `username` there) and
+    /// `user_id_update: [{wa_id?, detail: "User id for <name> has been updated.", user_id:
+    /// {previous, current}, parent_user_id?: {previous, current}, timestamp}]`, `wa_id`
+    /// only when the phone may be shared and `timestamp` unix seconds as a string. The
+    /// parent BSUID is kept (reported with `previous` = `current`). `previous_user_id` may
+    /// also be a phone; the registry follows. Returns what was posted.
+    pub async fn post_user_id_update(
+        &self,
+        phone_number_id: &str,
+        previous_user_id: &str,
+        current_user_id: &str,
+    ) -> anyhow::Result<Posted> {
+        let number = self.number_spec(phone_number_id)?;
+        let old = {
+            let mut inner = self.shared.lock();
+            let (i, old) = user_snapshot(&mut inner, previous_user_id)?;
+            crate::users::change_id(&mut inner, i, current_user_id);
+            old
+        };
+        let mut contact = json!({ "profile": { "name": old.name } });
+        put_opt(&mut contact, "wa_id", old.shared_phone.as_deref());
+        let mut update = json!({});
+        put_opt(&mut update, "wa_id", old.shared_phone.as_deref());
+        update["detail"] = json!(format!("User id for {} has been updated.", old.name));
+        update["user_id"] = json!({ "previous": old.user_id, "current": current_user_id });
+        if let Some(p) = &old.parent_user_id {
+            update["parent_user_id"] = json!({ "previous": p, "current": p });
+        }
+        update["timestamp"] = json!(chrono::Utc::now().timestamp().to_string());
+        let mut fields = Map::new();
+        fields.insert("contacts".into(), json!([contact]));
+        fields.insert("user_id_update".into(), json!([update]));
+        let envelope = number_envelope(&number, "user_id_update", fields);
+        deliver_value(self, "user_id_update", None, &envelope).await
+    }
+
+    /// Posts a `user_preferences` change: the person (a phone or BSUID) stopped (`"stop"`)
+    /// or resumed (`"resume"`) the business's marketing messages from the chat. The
+    /// contact carries `profile.username`, `user_id`, `parent_user_id` as inbound messages
+    /// do; each item `{wa_id?, user_id, parent_user_id?, detail, category, value,
+    /// timestamp}`, `wa_id` only when the phone may be shared.
+    pub async fn post_user_preference(
+        &self,
+        phone_number_id: &str,
+        wa_id: &str,
+        value: &str,
+    ) -> anyhow::Result<Posted> {
+        let number = self.number_spec(phone_number_id)?;
+        let (_, user) = user_snapshot(&mut self.shared.lock(), wa_id)?;
+        let detail = match value {
+            "stop" => "User requested to stop marketing messages",
+            _ => "User requested to resume marketing messages",
+        };
+        let mut item = json!({});
+        put_opt(&mut item, "wa_id", user.shared_phone.as_deref());
+        item["user_id"] = json!(user.user_id);
+        put_opt(&mut item, "parent_user_id", user.parent_user_id.as_deref());
+        item["detail"] = json!(detail);
+        item["category"] = json!("marketing_messages");
+        item["value"] = json!(value);
+        item["timestamp"] = json!(chrono::Utc::now().timestamp());
+        let mut fields = Map::new();
+        fields.insert("contacts".into(), json!([user.contact(true)]));
+        fields.insert("user_preferences".into(), json!([item]));
+        let envelope = number_envelope(&number, "user_preferences", fields);
+        deliver_value(self, "user_preferences", None, &envelope).await
     }
 }

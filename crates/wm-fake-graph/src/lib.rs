@@ -8,7 +8,8 @@
 //!
 //! # Endpoints
 //!
-//! * `POST /{version}/{phone_number_id}/messages` — template sends, free-form sends
+//! * `POST /{version}/{phone_number_id}/messages` — template sends (addressed by `to`, a
+//!   phone, or `recipient`, a BSUID; see [`users`]), free-form sends
 //!   (`text`, `image`/`video`/`audio`/`document`/`sticker`, `interactive` reply buttons,
 //!   `reaction`; see [`freeform`], subject to the 24-hour customer-service window, see
 //!   [`window`]) and mark-as-read requests (`status: "read"`, [`FakeGraph::reads`]).
@@ -52,7 +53,7 @@
 //!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/messages/interactive-reply-buttons-messages>,
 //!   <https://whatsappapijs.web.app/types/types.ServerInteractiveListMessage.html>.
 //! * `unsupported` messages (`errors:[{code:131051,title:"Message type unknown",…}]`) and
-//!   `system` messages (`system:{body, wa_id, type:"user_changed_number"}`, no `contacts`):
+//!   `system` messages (`system:{body, wa_id, user_id, type:"user_changed_number"}`, no `contacts`):
 //!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages/system/>.
 //! * `user_preferences` (`user_preferences:[{wa_id, detail, category:"marketing_messages",
 //!   value:"stop"|"resume", timestamp}]` beside `contacts`):
@@ -100,6 +101,52 @@
 //! * Redelivery of webhooks that do not get a 2xx:
 //!   <https://docs.360dialog.com/docs/waba-basics/webhook-events-and-notifications>.
 //!
+//! ## Business-scoped user ids (BSUID) and usernames
+//!
+//! From Meta's *Business-scoped user IDs* guide
+//! (<https://developers.facebook.com/documentation/business-messaging/whatsapp/business-scoped-user-ids/>,
+//! June 29, 2026 text) unless said otherwise; users, their BSUIDs and when their phone
+//! may be shared live in the registry of [`users`] ([`FakeGraph::register_user`],
+//! [`FakeGraph::user`]; a phone never registered gets a generated `<ISO2>.<19 digits>`).
+//!
+//! * BSUID: ISO 3166 alpha-2 country code, a period, up to 128 alphanumerics
+//!   (`US.13491208655302741918`); parent BSUID with `ENT.` (`US.ENT.11815799212886844830`);
+//!   "regenerated if a user changes their phone number".
+//! * Inbound `messages`: `contacts:[{profile:{name, username?}, wa_id?, user_id,
+//!   parent_user_id?}]`, `messages:[{from?, from_user_id, from_parent_user_id?, id, …}]`;
+//!   `user_id`/`from_user_id` always; `wa_id`/`from` only when the phone may be shared
+//!   (a username user: the business messaged or called that phone, or was messaged from it,
+//!   in the last 30 days, or has them in its contact book), omitted rather than `""`.
+//! * Send: `recipient` (BSUID or parent BSUID) instead of `to`, `to` winning when both
+//!   are given; answer `contacts:[{input, user_id}]` for a BSUID send and
+//!   `contacts:[{input, wa_id}]` for a phone send; neither `to` nor `recipient`:
+//!   `{"error":{"message":"The parameter to is required.","type":"OAuthException","code":100,"fbtrace_id"}}`
+//!   (documented for `/marketing_messages`, which shares these rules:
+//!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/marketing-messages/send-marketing-messages>).
+//!   An unknown BSUID is answered 100 with `error_data` (not documented by Meta).
+//! * 131062 `(#131062) Business-scoped User ID (BSUID) recipients are not supported for
+//!   this message.` (`OAuthException`, `error_data {messaging_product, details}`, full
+//!   object from the marketing-messages page) for an authentication template sent to a
+//!   BSUID; its `details` text for that case is the fake's own.
+//! * Statuses: `recipient_user_id` always except on `failed` of a message sent to a
+//!   phone; `recipient_id` for a message sent to a phone, or when the phone may be shared;
+//!   `recipient_parent_user_id`; `contacts:[{profile:{name, username?}, wa_id?, user_id,
+//!   parent_user_id?}]` on `sent` (without `username`), `delivered` and `read`, never on
+//!   `failed` (see [`webhooks`]).
+//! * `user_id_update` (its own webhook field): `contacts:[{profile:{name}, wa_id?}]`,
+//!   `user_id_update:[{wa_id?, detail:"User id for <name> has been updated.",
+//!   user_id:{previous, current}, parent_user_id?:{previous, current}, timestamp}]`
+//!   ([`FakeGraph::post_user_id_update`]).
+//! * System messages (no `contacts`): `user_changed_user_id` with `from?`,
+//!   `from_user_id` (old BSUID), `system:{body:"User <name> changed from <OLD> to <NEW>",
+//!   user_id:<NEW>, parent_user_id?, type}` ([`FakeGraph::post_user_changed_user_id`]);
+//!   `user_changed_number` with `system:{body, wa_id, user_id:<new BSUID>,
+//!   parent_user_id?, type}` ([`FakeGraph::post_number_change`]). The split between the
+//!   two types is from the system messages reference (Aug 11, 2026):
+//!   <https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages/system/>.
+//! * `user_preferences` items carry `user_id` (and `parent_user_id`), `wa_id` only when
+//!   the phone may be shared; its contact carries `username`, `user_id`, `parent_user_id`.
+//!
 //! # Sync vs async error reporting (defaults)
 //!
 //! Per the error-codes page, some codes arrive in the send response and some
@@ -109,7 +156,7 @@
 //! and 130472 — the recipient/delivery-side codes the platform
 //! reports after accepting the message (e.g. 131049 "most often arrives
 //! asynchronously in `statuses[].errors[]`", <https://dualhook.com/docs/whatsapp-error-131049>);
-//! **sync** for everything else (auth 190, 100/131008/131009/131051 request
+//! **sync** for everything else (auth 190, 100/131008/131009/131051/131062 request
 //! errors, 131053 for media a number cannot use, 132xxx template errors which have
 //! no wamid to report against — <https://dualhook.com/docs/whatsapp-error-132012> —, throttling 4/80007/130429/131048/131056,
 //! account 368/131031, and 1/2/131000 server errors).
@@ -127,6 +174,7 @@ mod send;
 pub mod server;
 mod state;
 pub mod templates;
+pub mod users;
 mod validate;
 pub mod webhooks;
 pub mod window;
@@ -136,6 +184,7 @@ pub use errors::{CodeInfo, Delivery, GraphError, code_info};
 pub use media::{MediaInfo, MediaOrigin, MediaSpec, MediaStats};
 pub use model::*;
 pub use state::FakeGraph;
+pub use users::{country_of, generated_user_id, is_user_id};
 pub use validate::{MAX_OPAQUE_LEN, wa_id};
 pub use webhooks::{sign, verify};
 pub use window::CUSTOMER_SERVICE_WINDOW;

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::errors::Delivery;
 pub use crate::records::{AcceptedMessage, Attempt, AttemptOutcome, ReadMark};
+pub use crate::users::UserSpec;
 
 /// Options for [`crate::FakeGraph::start`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -118,7 +119,8 @@ pub struct TemplateInfo {
 /// An error to inject for sends to one recipient.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Injection {
-    /// Recipient `to` as the sender writes it; `"*"` matches any recipient.
+    /// The recipient: a phone (any spelling), a BSUID or a parent BSUID, matching sends
+    /// to that user whether addressed by `to` or `recipient`; `"*"` matches any recipient.
     pub to: String,
     /// The error code to report.
     pub code: i64,
@@ -198,7 +200,8 @@ pub enum AmbiguityKind {
 /// An ambiguous outcome for the next send(s) to one recipient.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ambiguity {
-    /// Recipient `to`; `"*"` matches any recipient.
+    /// The recipient (phone, BSUID or parent BSUID, as for [`Injection::to`]); `"*"`
+    /// matches any recipient.
     pub to: String,
     /// What happens to the HTTP exchange.
     #[serde(flatten)]
@@ -471,7 +474,10 @@ pub enum InboundKind {
 pub struct InboundMessage {
     /// The business number receiving it.
     pub phone_number_id: String,
-    /// The user's wa_id.
+    /// The user: their phone's digits (`wa_id`) or their BSUID. The fake resolves it
+    /// through the user registry ([`crate::FakeGraph::register_user`]); an unregistered
+    /// phone gets its generated BSUID and is shared, an unknown BSUID becomes a user
+    /// without a phone.
     pub from: String,
     /// The user's profile name.
     #[serde(default)]

@@ -20,10 +20,18 @@ pub struct AcceptedMessage {
     pub phone_number_id: String,
     /// Its WABA.
     pub waba_id: String,
-    /// `to` exactly as sent.
+    /// The recipient exactly as sent: `to`, or `recipient` (a BSUID or parent BSUID) when
+    /// the send had no `to`.
     pub to: String,
-    /// The recipient's `wa_id` (digits of `to`, or its registered other spelling).
+    /// The recipient's `wa_id` (digits of `to`, or its registered other spelling); for a
+    /// send by BSUID, the user's phone if the platform knows one, else empty.
     pub wa_id: String,
+    /// The recipient's BSUID when the send was accepted.
+    #[serde(default)]
+    pub user_id: String,
+    /// Sent by `recipient` (a BSUID or parent BSUID) rather than `to`.
+    #[serde(default)]
+    pub by_user_id: bool,
     /// The request's `type`: `template`, `text`, `image`, `video`, `audio`, `document`,
     /// `sticker`, `interactive` or `reaction`.
     pub message_type: String,
@@ -82,6 +90,9 @@ pub struct Attempt {
     pub phone_number_id: String,
     /// `to`, when the body had one.
     pub to: Option<String>,
+    /// `recipient` (a BSUID or parent BSUID), when the body had one.
+    #[serde(default)]
+    pub recipient: Option<String>,
     /// Template name, when the body had one.
     pub template_name: Option<String>,
     /// Arrival time.

@@ -2,12 +2,19 @@
 //!
 //! The checks run in the platform's order: token (190), object (100/33),
 //! throttling (130429/4/80007), body shape (100/131008/131009/131051),
-//! template (132001/132015/132016/132000), media (131053), then injected recipient
-//! errors; a free-form send outside the customer-service window is accepted and
-//! fails later with 131047 ([`crate::window`]). Bodies with `status` are
+//! recipient (an unknown BSUID: 100), template (132001/132015/132016, 131062 for an
+//! authentication template sent to a BSUID, 132000), media (131053), then injected
+//! recipient errors; a free-form send outside the customer-service window is accepted
+//! and fails later with 131047 ([`crate::window`]). Bodies with `status` are
 //! mark-as-read requests ([`crate::read`]).
 //! All of it is decided in one short critical section; the awaits (webhooks,
 //! delays, hangs) happen after the lock is released.
+//!
+//! The addressee is `to` (a phone) or, without `to`, `recipient` (a BSUID or parent
+//! BSUID); per-recipient state (window, injections, ambiguous outcomes) is looked up by
+//! the user either names ([`crate::users`]). The answer's `contacts[]` is
+//! `{input, wa_id}` for a send to a phone (also when `recipient` was given too) and
+//! `{input, user_id}` for a send to a BSUID, as the business-scoped user ids guide shows.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -31,7 +38,14 @@ use crate::model::{
 };
 use crate::server::ConnHandle;
 use crate::state::Inner;
-use crate::validate::{parse_send, str_field, wa_id};
+use crate::users::Snapshot;
+use crate::validate::{parse_send, str_field, unknown_user_id};
+
+/// `error_data.details` of 131062 for an authentication template sent to a BSUID. Meta
+/// documents the code and its message for this case ("one-tap, zero-tap, and copy code
+/// authentication templates … require user phone numbers") but not this text; it is
+/// modelled on the documented `bid_spec` details.
+const AUTH_TEMPLATE_131062: &str = "The template specified in the request is an authentication template (one-tap, zero-tap or copy code), which is not supported for Business-scoped user ID (BSUID) recipients. To send this template, please provide the phone number of recipients.";
 
 pub(crate) enum AuthCheck {
     Ok,
@@ -84,6 +98,8 @@ pub(crate) struct Accepted {
     pub msg: AcceptedMessage,
     pub number: NumberSpec,
     pub category: String,
+    /// The recipient as the platform knows them at acceptance.
+    pub user: Snapshot,
     pub async_error: Option<(i64, Option<String>)>,
     pub ambiguity: Option<AmbiguityKind>,
 }
@@ -104,6 +120,9 @@ impl FakeGraph {
         let shared = &self.shared;
         shared.counters.attempts.fetch_add(1, Ordering::Relaxed);
         let to_hint = body.and_then(|b| str_field(b, "to")).map(str::to_owned);
+        let recipient_hint = body
+            .and_then(|b| str_field(b, "recipient"))
+            .map(str::to_owned);
         // The media store has its own lock, never taken under the registry's.
         let held = body
             .and_then(crate::freeform::media_id_of)
@@ -136,6 +155,7 @@ impl FakeGraph {
             seq,
             phone_number_id: phone_number_id.to_owned(),
             to: to_hint,
+            recipient: recipient_hint,
             template_name: tpl_hint,
             at,
             outcome,
@@ -156,11 +176,11 @@ impl FakeGraph {
 
 fn take_matching<T: Clone>(
     map: &mut std::collections::HashMap<String, std::collections::VecDeque<T>>,
-    to: &str,
+    user_key: &str,
     matches: impl Fn(&T) -> bool,
     consume: impl Fn(&mut T) -> bool,
 ) -> Option<T> {
-    for key in [to, "*"] {
+    for key in [user_key, "*"] {
         let Some(queue) = map.get_mut(key) else {
             continue;
         };
@@ -230,6 +250,18 @@ fn decide_locked(
     };
     let parsed = parse_send(body)?;
     let number_spec = number.spec.clone();
+    let user = if parsed.by_user_id {
+        crate::users::find(inner, &parsed.to).ok_or_else(|| unknown_user_id(&parsed.to))?
+    } else {
+        crate::users::resolve(inner, &parsed.to).ok_or_else(|| {
+            GraphError::whatsapp(
+                131_009,
+                Some("Parameter to is not a valid phone number."),
+                None,
+            )
+        })?
+    };
+    let user_key = crate::users::key_of(user);
     let mut category = "service".to_owned();
     if let Some((name, lang, params)) = &parsed.template {
         let tpl = inner.wabas.get(&waba_id).and_then(|w| {
@@ -253,6 +285,13 @@ fn decide_locked(
                 return Err(GraphError::whatsapp(132001, Some(&details), None));
             }
         }
+        if parsed.by_user_id && tpl.spec.category.eq_ignore_ascii_case("AUTHENTICATION") {
+            return Err(GraphError::whatsapp(
+                131_062,
+                Some(AUTH_TEMPLATE_131062),
+                None,
+            ));
+        }
         if params.len() != tpl.param_count {
             let details = format!(
                 "body: number of localizable_params ({}) does not match the expected number of params ({})",
@@ -268,7 +307,7 @@ fn decide_locked(
     }
     let injection = take_matching(
         &mut inner.injections,
-        &parsed.to,
+        &user_key,
         |i| {
             i.phone_number_id
                 .as_deref()
@@ -296,13 +335,31 @@ fn decide_locked(
             Delivery::Async => async_error = Some((inj.code, inj.details)),
         }
     }
-    let digits = wa_id(&parsed.to);
-    let wa = inner.wa_ids.get(&digits).cloned().unwrap_or(digits);
+    // The business messaged the user's phone: from now on webhooks may carry it (Meta's
+    // 30-day and contact-book conditions; see `crate::users`).
+    if !parsed.by_user_id
+        && let Some(u) = inner.users.get_mut(user)
+    {
+        u.spec.phone_shared = true;
+    }
+    let Some(snapshot) = inner.users.snapshot(user) else {
+        return Err(unknown_user_id(&parsed.to));
+    };
+    let wa = if parsed.by_user_id {
+        inner
+            .users
+            .get(user)
+            .and_then(|u| u.spec.phone.clone())
+            .unwrap_or_default()
+    } else {
+        let digits = crate::validate::wa_id(&parsed.to);
+        inner.wa_ids.get(&digits).cloned().unwrap_or(digits)
+    };
     // Outside the customer-service window a free-form send is accepted, then fails
     // with 131047 in a status webhook (see `crate::window`).
     if parsed.template.is_none()
         && async_error.is_none()
-        && !crate::window::is_open(inner, phone_number_id, &wa)
+        && !crate::window::is_open(inner, phone_number_id, &user_key)
     {
         async_error = Some((131_047, None));
     }
@@ -313,7 +370,7 @@ fn decide_locked(
     }
     let ambiguity = take_matching(
         &mut inner.ambiguities,
-        &parsed.to,
+        &user_key,
         |_| true,
         |a| {
             a.times = a.times.saturating_sub(1);
@@ -328,11 +385,20 @@ fn decide_locked(
     };
     let msg = AcceptedMessage {
         seq,
-        wamid: new_wamid(&wa, seq),
+        wamid: new_wamid(
+            if wa.is_empty() {
+                &snapshot.user_id
+            } else {
+                &wa
+            },
+            seq,
+        ),
         phone_number_id: phone_number_id.to_owned(),
         waba_id,
         to: parsed.to.clone(),
         wa_id: wa,
+        user_id: snapshot.user_id.clone(),
+        by_user_id: parsed.by_user_id,
         message_type: parsed.kind,
         template_name,
         language,
@@ -351,20 +417,27 @@ fn decide_locked(
         msg,
         number: number_spec,
         category,
+        user: snapshot,
         async_error,
         ambiguity,
     })
 }
 
-/// The documented success body.
+/// The documented success body: `contacts[]` carries `wa_id` for a send to a phone and
+/// `user_id` (never both) for a send to a BSUID or parent BSUID.
 fn success_body(acc: &Accepted) -> Value {
     let mut message = json!({ "id": acc.msg.wamid });
     if acc.msg.message_type == "template" {
         message["message_status"] = json!("accepted");
     }
+    let contact = if acc.msg.by_user_id {
+        json!({ "input": acc.msg.to, "user_id": acc.msg.user_id })
+    } else {
+        json!({ "input": acc.msg.to, "wa_id": acc.msg.wa_id })
+    };
     json!({
         "messaging_product": "whatsapp",
-        "contacts": [{ "input": acc.msg.to, "wa_id": acc.msg.wa_id }],
+        "contacts": [contact],
         "messages": [message],
     })
 }

@@ -49,9 +49,13 @@ pub(crate) struct Inner {
     /// a numbering change are.
     pub wa_ids: HashMap<String, String>,
     pub wabas: HashMap<String, Waba>,
+    /// WhatsApp users: phone, BSUID, parent BSUID, username (see [`crate::users`]).
+    pub users: crate::users::Registry,
     /// Every known token and whether it is expired.
     pub tokens: HashMap<String, bool>,
+    /// Error injections by user key ([`crate::users::key`]) or `"*"`.
     pub injections: HashMap<String, VecDeque<Injection>>,
+    /// Ambiguous outcomes by user key ([`crate::users::key`]) or `"*"`.
     pub ambiguities: HashMap<String, VecDeque<Ambiguity>>,
     pub accepted: Vec<AcceptedMessage>,
     pub accepted_by_to: HashMap<String, usize>,
@@ -61,7 +65,8 @@ pub(crate) struct Inner {
     pub next_template_id: u64,
     /// Inbound messages posted by [`FakeGraph::post_inbound`], by wamid.
     pub inbound: HashMap<String, InboundRecord>,
-    /// Time of each user's last inbound message, by (business number, user `wa_id`).
+    /// Time of each user's last inbound message, by (business number, user key
+    /// ([`crate::users::key`])).
     pub last_inbound: HashMap<(String, String), DateTime<Utc>>,
     /// Accepted mark-as-read requests, in arrival order.
     pub reads: Vec<ReadMark>,
@@ -154,6 +159,15 @@ impl Shared {
                 return;
             }
         }
+    }
+}
+
+/// The key injections and ambiguities are stored under: `"*"`, else the user's key.
+fn recipient_key(inner: &mut Inner, to: &str) -> String {
+    if to == "*" {
+        to.to_owned()
+    } else {
+        crate::users::key(inner, to)
     }
 }
 
@@ -316,12 +330,15 @@ impl FakeGraph {
         }
     }
 
-    /// Adds an error injection (checked in insertion order per recipient).
+    /// Adds an error injection (checked in insertion order per recipient). Its `to` names
+    /// the user (a phone in any spelling, a BSUID or a parent BSUID), so it matches sends
+    /// addressed to them either way.
     pub fn inject(&self, injection: Injection) {
         let mut inner = self.shared.lock();
+        let key = recipient_key(&mut inner, &injection.to);
         inner
             .injections
-            .entry(injection.to.clone())
+            .entry(key)
             .or_default()
             .push_back(injection);
     }
@@ -332,12 +349,14 @@ impl FakeGraph {
     }
 
     /// Makes the next `times` accepted sends to `to` ambiguous (dropped
-    /// connection, delayed or hung response) while still counting them.
+    /// connection, delayed or hung response) while still counting them. `to` names the
+    /// user, as for [`FakeGraph::inject`].
     pub fn ambiguous(&self, ambiguity: Ambiguity) {
         let mut inner = self.shared.lock();
+        let key = recipient_key(&mut inner, &ambiguity.to);
         inner
             .ambiguities
-            .entry(ambiguity.to.clone())
+            .entry(key)
             .or_default()
             .push_back(ambiguity);
     }

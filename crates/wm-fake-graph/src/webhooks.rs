@@ -3,6 +3,15 @@
 //!
 //! Deliveries run in background tasks so a send's response never waits for the
 //! app, except when `before_response` deliberately races the response.
+//!
+//! User identifiers in statuses follow the business-scoped user ids guide
+//! (<https://developers.facebook.com/documentation/business-messaging/whatsapp/business-scoped-user-ids/>):
+//! `recipient_user_id` (the BSUID) always, except on `failed` for a message sent to a
+//! phone; `recipient_id` when the message was sent to a phone (that phone), or sent to a
+//! BSUID and the phone may be shared; `recipient_parent_user_id` when the user has a
+//! parent BSUID (with `recipient_user_id`); and a `contacts[]` beside `statuses[]`
+//! (`{profile:{name, username?}, wa_id?, user_id, parent_user_id?}`, `username` omitted on
+//! `sent`) on `sent`, `delivered` and `read`, never on `failed`.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -18,6 +27,7 @@ use crate::FakeGraph;
 use crate::errors::GraphError;
 use crate::model::{NumberSpec, Posted, StatusOptions, WebhookConfig};
 use crate::send::Accepted;
+use crate::users::Snapshot;
 
 /// The `X-Hub-Signature-256` header value for `body`:
 /// `sha256=` + hex HMAC-SHA256 of the exact raw bytes, keyed with the app secret.
@@ -206,14 +216,44 @@ fn conversation_id(acc: &Accepted) -> String {
     format!("{:016x}{:016x}", parts[0], parts[1])
 }
 
+/// One status and the `contacts[]` entry it brings (none on `failed`).
+#[derive(Debug, Clone)]
+pub(crate) struct StatusItem {
+    status: Value,
+    contact: Option<Value>,
+}
+
+/// A status of an accepted message with its contact.
+fn status_item(acc: &Accepted, status: &str, ts: i64, opts: &StatusOptions) -> StatusItem {
+    let contact = (status != "failed").then(|| acc.user.contact(status != "sent"));
+    StatusItem {
+        status: status_value(acc, status, ts, opts),
+        contact,
+    }
+}
+
 /// One entry of `statuses[]`, per the status messages webhook reference.
 fn status_value(acc: &Accepted, status: &str, ts: i64, opts: &StatusOptions) -> Value {
     let mut v = json!({
         "id": acc.msg.wamid,
         "status": status,
         "timestamp": ts.to_string(),
-        "recipient_id": acc.msg.wa_id,
     });
+    let to_phone = !acc.msg.by_user_id;
+    let recipient_id = if to_phone {
+        Some(acc.msg.wa_id.clone())
+    } else {
+        acc.user.shared_phone.clone()
+    };
+    if let Some(r) = recipient_id {
+        v["recipient_id"] = json!(r);
+    }
+    if !(status == "failed" && to_phone) {
+        v["recipient_user_id"] = json!(acc.user.user_id);
+        if let Some(p) = &acc.user.parent_user_id {
+            v["recipient_parent_user_id"] = json!(p);
+        }
+    }
     if let Some(data) = &acc.msg.biz_opaque_callback_data {
         v["biz_opaque_callback_data"] = json!(data);
     }
@@ -252,8 +292,23 @@ fn status_value(acc: &Accepted, status: &str, ts: i64, opts: &StatusOptions) -> 
     v
 }
 
-fn statuses_body(number: &NumberSpec, statuses: Vec<Value>) -> Vec<u8> {
+/// The `messages` webhook of some statuses: `contacts[]` (one per user, when any status
+/// brings one) and `statuses[]`.
+fn statuses_body(number: &NumberSpec, items: Vec<StatusItem>) -> Vec<u8> {
+    let mut contacts: Vec<Value> = Vec::new();
+    let mut statuses = Vec::with_capacity(items.len());
+    for item in items {
+        if let Some(c) = item.contact
+            && !contacts.iter().any(|k| k["user_id"] == c["user_id"])
+        {
+            contacts.push(c);
+        }
+        statuses.push(item.status);
+    }
     let mut fields = Map::new();
+    if !contacts.is_empty() {
+        fields.insert("contacts".into(), Value::Array(contacts));
+    }
     fields.insert("statuses".into(), Value::Array(statuses));
     serde_json::to_vec(&messages_envelope(number, fields)).unwrap_or_default()
 }
@@ -270,7 +325,7 @@ impl FakeGraph {
         let Some(msg) = self.message(wamid) else {
             anyhow::bail!("no accepted message has the id {wamid}");
         };
-        let (number, category) = {
+        let (number, category, user) = {
             let inner = self.shared.lock();
             let Some(number) = inner.numbers.get(&msg.phone_number_id) else {
                 anyhow::bail!("unknown phone_number_id {}", msg.phone_number_id);
@@ -287,19 +342,34 @@ impl FakeGraph {
                     || "service".to_owned(),
                     |t| t.spec.category.to_ascii_lowercase(),
                 );
-            (number.spec.clone(), category)
+            let user = crate::users::find(&inner, &msg.user_id)
+                .or_else(|| {
+                    (!msg.wa_id.is_empty())
+                        .then(|| crate::users::find(&inner, &msg.wa_id))
+                        .flatten()
+                })
+                .and_then(|i| inner.users.snapshot(i))
+                .unwrap_or_else(|| Snapshot {
+                    user_id: msg.user_id.clone(),
+                    parent_user_id: None,
+                    username: None,
+                    shared_phone: (!msg.wa_id.is_empty()).then(|| msg.wa_id.clone()),
+                    name: "Test User".to_owned(),
+                });
+            (number.spec.clone(), category, user)
         };
         let ts = msg.at.timestamp();
         let acc = Accepted {
             msg,
             number,
             category,
+            user,
             async_error: None,
             ambiguity: None,
         };
         let body = statuses_body(
             &acc.number,
-            vec![status_value(&acc, status, ts, &config.statuses)],
+            vec![status_item(&acc, status, ts, &config.statuses)],
         );
         let signature = sign(&config.app_secret, &body);
         Ok((body, signature))
@@ -311,7 +381,7 @@ async fn deliver_statuses(
     config: &WebhookConfig,
     number: &NumberSpec,
     wamid: Option<String>,
-    statuses: Vec<Value>,
+    statuses: Vec<StatusItem>,
 ) {
     let body = statuses_body(number, statuses);
     let sig = Some(sign(&config.app_secret, &body));
@@ -340,7 +410,7 @@ pub(crate) async fn after_accept(fake: &FakeGraph, acc: &Accepted) {
     };
     let mut statuses = Vec::new();
     for (i, name) in names.iter().enumerate() {
-        let status = status_value(acc, name, base + step * i as i64, opts);
+        let status = status_item(acc, name, base + step * i as i64, opts);
         if opts.duplicate {
             statuses.push(status.clone());
         }
@@ -356,7 +426,7 @@ pub(crate) async fn after_accept(fake: &FakeGraph, acc: &Accepted) {
     {
         deliver_statuses(fake, &config, &acc.number, Some(wamid.clone()), vec![first]).await;
     }
-    let rest: Vec<Value> = rest.collect();
+    let rest: Vec<StatusItem> = rest.collect();
     if rest.is_empty() {
         return;
     }
@@ -367,7 +437,7 @@ pub(crate) async fn after_accept(fake: &FakeGraph, acc: &Accepted) {
     if opts.max_batch > 1 {
         let tx = batch_sender(fake);
         let number = acc.number.clone();
-        let enqueue = move |status: Value, config: &WebhookConfig| {
+        let enqueue = move |status: StatusItem, config: &WebhookConfig| {
             let _ = tx.send(BatchItem {
                 number: number.clone(),
                 status,
@@ -410,14 +480,14 @@ pub(crate) async fn after_accept(fake: &FakeGraph, acc: &Accepted) {
 #[derive(Debug)]
 pub(crate) struct BatchItem {
     number: NumberSpec,
-    status: Value,
+    status: StatusItem,
     config: WebhookConfig,
 }
 
 struct Batch {
     number: NumberSpec,
     config: WebhookConfig,
-    statuses: Vec<Value>,
+    statuses: Vec<StatusItem>,
     deadline: tokio::time::Instant,
 }
 

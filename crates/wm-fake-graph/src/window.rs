@@ -14,9 +14,10 @@
 //!
 //! The window opens (or restarts) with every message posted by
 //! [`FakeGraph::post_inbound`]; tests move it with [`FakeGraph::set_last_inbound`].
-//! Users are keyed by the digits of their `wa_id` per business number, so a send to a
-//! number with a registered other spelling ([`FakeGraph::register_wa_id`]) finds the
-//! window its `wa_id` opened.
+//! Windows are kept per business number and per *user* (see [`crate::users`]), so a send
+//! finds the window whether it addresses the user by phone (in any spelling, including a
+//! registered other spelling, [`FakeGraph::register_wa_id`]), by BSUID (`recipient`) or
+//! by parent BSUID, and the window survives a BSUID change.
 
 use std::time::Duration;
 
@@ -24,18 +25,19 @@ use chrono::{DateTime, Utc};
 
 use crate::FakeGraph;
 use crate::state::Inner;
-use crate::validate::wa_id;
 
 /// How long after a user's last message free-form sends are allowed (Meta: 24 hours).
 pub const CUSTOMER_SERVICE_WINDOW: Duration = Duration::from_secs(24 * 3600);
 
-fn key(phone_number_id: &str, user: &str) -> (String, String) {
-    (phone_number_id.to_owned(), wa_id(user))
+fn key(inner: &mut Inner, phone_number_id: &str, user: &str) -> (String, String) {
+    (phone_number_id.to_owned(), crate::users::key(inner, user))
 }
 
-/// Whether a free-form send from the number to this `wa_id` is inside the window now.
-pub(crate) fn is_open(inner: &Inner, phone_number_id: &str, user: &str) -> bool {
-    let Some(last) = inner.last_inbound.get(&key(phone_number_id, user)) else {
+/// Whether a free-form send from the number to this user (its key, [`crate::users::key`])
+/// is inside the window now.
+pub(crate) fn is_open(inner: &Inner, phone_number_id: &str, user_key: &str) -> bool {
+    let k = (phone_number_id.to_owned(), user_key.to_owned());
+    let Some(last) = inner.last_inbound.get(&k) else {
         return false;
     };
     let window = chrono::Duration::from_std(CUSTOMER_SERVICE_WINDOW)
@@ -43,36 +45,43 @@ pub(crate) fn is_open(inner: &Inner, phone_number_id: &str, user: &str) -> bool 
     Utc::now() < *last + window
 }
 
-/// Records an inbound message from `user` to the number at `at`.
-pub(crate) fn touch(inner: &mut Inner, phone_number_id: &str, user: &str, at: DateTime<Utc>) {
-    inner.last_inbound.insert(key(phone_number_id, user), at);
+/// Records an inbound message from the user (its key) to the number at `at`.
+pub(crate) fn touch(inner: &mut Inner, phone_number_id: &str, user_key: &str, at: DateTime<Utc>) {
+    inner
+        .last_inbound
+        .insert((phone_number_id.to_owned(), user_key.to_owned()), at);
 }
 
 impl FakeGraph {
-    /// Sets when `wa_id` last wrote to the business number (`None`: never), so tests
-    /// can put a user inside or outside the 24-hour customer-service window without
-    /// waiting; e.g. `Some(Utc::now() - chrono::Duration::hours(25))` closes it.
+    /// Sets when the user `wa_id` names (a phone or a BSUID) last wrote to the business
+    /// number (`None`: never), so tests can put a user inside or outside the 24-hour
+    /// customer-service window without waiting; e.g.
+    /// `Some(Utc::now() - chrono::Duration::hours(25))` closes it.
     pub fn set_last_inbound(&self, phone_number_id: &str, wa_id: &str, at: Option<DateTime<Utc>>) {
         let mut inner = self.shared.lock();
+        let k = key(&mut inner, phone_number_id, wa_id);
         match at {
-            Some(at) => touch(&mut inner, phone_number_id, wa_id, at),
+            Some(at) => {
+                inner.last_inbound.insert(k, at);
+            }
             None => {
-                inner.last_inbound.remove(&key(phone_number_id, wa_id));
+                inner.last_inbound.remove(&k);
             }
         }
     }
 
-    /// When `wa_id` last wrote to the business number, if ever.
+    /// When the user `wa_id` names (a phone or a BSUID) last wrote to the business number.
     pub fn last_inbound(&self, phone_number_id: &str, wa_id: &str) -> Option<DateTime<Utc>> {
-        self.shared
-            .lock()
-            .last_inbound
-            .get(&key(phone_number_id, wa_id))
-            .copied()
+        let mut inner = self.shared.lock();
+        let k = key(&mut inner, phone_number_id, wa_id);
+        inner.last_inbound.get(&k).copied()
     }
 
-    /// Whether free-form messages from the number to `wa_id` would be delivered now.
+    /// Whether free-form messages from the number to the user `wa_id` names (a phone or a
+    /// BSUID) would be delivered now.
     pub fn window_open(&self, phone_number_id: &str, wa_id: &str) -> bool {
-        is_open(&self.shared.lock(), phone_number_id, wa_id)
+        let mut inner = self.shared.lock();
+        let k = key(&mut inner, phone_number_id, wa_id);
+        is_open(&inner, &k.0, &k.1)
     }
 }
