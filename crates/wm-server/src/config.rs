@@ -123,6 +123,11 @@ pub struct ServeArgs {
     /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` (and `AWS_ALLOW_HTTP=true` for plain HTTP).
     #[arg(long, env = "WM_MEDIA_S3_BUCKET")]
     pub media_s3_bucket: Option<String>,
+    /// A test aid for crash tests: each request with an `Idempotency-Key` waits this long
+    /// after its handler finished (its transaction committed) before it answers, so a test
+    /// can kill the process in that gap. Never set it in production.
+    #[arg(long, env = "WM_TEST_HOLD_KEYED_ANSWERS", value_parser = parse_duration, hide = true)]
+    pub test_hold_keyed_answers: Option<Duration>,
     /// Seed a demo organisation and print an all-scopes API key.
     #[arg(long, default_value_t = false)]
     pub demo: bool,

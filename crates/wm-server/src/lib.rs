@@ -187,6 +187,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         provider_mps: args.provider_mps,
         limits: args.limits(),
         reconcile_after: args.whatsapp_reconcile_after,
+        hold_keyed_answers: args.test_hold_keyed_answers,
         whatsapp: state::WhatsAppSettings {
             graph_url: args.whatsapp_graph_url.clone(),
             api_version: args.whatsapp_api_version.clone(),

@@ -31,6 +31,9 @@ pub struct Settings {
     pub limits: crate::listener::Limits,
     /// How long an attempt whose outcome is unknown waits for a status.
     pub reconcile_after: std::time::Duration,
+    /// A crash-test aid (`WM_TEST_HOLD_KEYED_ANSWERS`): how long a request with an
+    /// `Idempotency-Key` waits between its handler's end and its answer.
+    pub hold_keyed_answers: Option<std::time::Duration>,
     /// WhatsApp Cloud API settings.
     pub whatsapp: WhatsAppSettings,
     /// Where inbound media is kept (`WM_MEDIA_*`).
@@ -93,6 +96,7 @@ impl Settings {
             provider_mps: 80,
             limits: crate::listener::Limits::default(),
             reconcile_after: std::time::Duration::from_secs(15 * 60),
+            hold_keyed_answers: None,
             whatsapp: WhatsAppSettings::default(),
             media: crate::media::MediaSettings::default(),
             charge_step: 2_000,

@@ -137,5 +137,6 @@ wire_enum!(
         ConversationWindowClosed = "CONVERSATION_WINDOW_CLOSED",
         IdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED",
         IdempotencyKeyInUse = "IDEMPOTENCY_KEY_IN_USE",
+        IdempotencyKeyAnswerLost = "IDEMPOTENCY_KEY_ANSWER_LOST",
     }
 );

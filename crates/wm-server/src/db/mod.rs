@@ -234,12 +234,49 @@ fn sqlite_file(url: &str) -> Result<Option<std::path::PathBuf>, DbErr> {
 pub struct WriteTxn {
     txn: DatabaseTransaction,
     _gate: Option<OwnedMutexGuard<()>>,
+    committed: std::sync::Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+}
+
+/// Work a request wants done inside each of its write transactions just before it
+/// commits (its `Idempotency-Key` noting that the request's effects are in), installed for
+/// the request's task with [`BEFORE_COMMIT`]'s `scope`. Storage knows nothing of why.
+#[async_trait::async_trait]
+pub trait BeforeCommit: Send + Sync {
+    /// Runs in `txn` (which may take [`WriteTxn::after_commit`] callbacks); an error
+    /// rolls the transaction back.
+    async fn before_commit(&self, txn: &WriteTxn) -> Result<(), DbErr>;
+}
+
+tokio::task_local! {
+    /// The [`BeforeCommit`] of the request the current task serves, if any.
+    pub static BEFORE_COMMIT: Arc<dyn BeforeCommit>;
 }
 
 impl WriteTxn {
-    /// Commits.
+    /// Commits: the task's [`BEFORE_COMMIT`] runs in the transaction first, and the
+    /// [`after_commit`](Self::after_commit) callbacks once it is durable.
     pub async fn commit(self) -> Result<(), DbErr> {
-        self.txn.commit().await
+        if let Ok(hook) = BEFORE_COMMIT.try_with(Arc::clone) {
+            hook.before_commit(&self).await?;
+        }
+        self.txn.commit().await?;
+        let done = self
+            .committed
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for f in done {
+            f();
+        }
+        Ok(())
+    }
+
+    /// Runs `f` once this transaction has committed (never when it rolls back): what a
+    /// write inside it means is true only from then on.
+    pub fn after_commit(&self, f: impl FnOnce() + Send + 'static) {
+        self.committed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Box::new(f));
     }
 }
 
@@ -327,6 +364,7 @@ impl Db {
         Ok(WriteTxn {
             txn: self.conn.begin_with_options(options).await?,
             _gate: gate,
+            committed: std::sync::Mutex::default(),
         })
     }
 

@@ -8,12 +8,20 @@
 //! restarts. The same key with another request (method, path, query or body; a multipart
 //! body's boundary aside) is `422 IDEMPOTENCY_KEY_REUSED`; a request while the first with
 //! its key still runs is `409 IDEMPOTENCY_KEY_IN_USE`. What the request never really did is
-//! not kept, so it may be sent again with the key: a 5xx, a 401, a 403 and a 429, and an
-//! answer given before the body was read. A process that dies mid-request leaves its key
-//! to the next request after [`LEASE_MS`].
+//! not kept, so it may be sent again with the key: a 5xx, a 401, a 403 and a 429 that
+//! committed nothing, and an answer given before the body was read. A process that dies
+//! mid-request before committing anything leaves its key to the next request after
+//! [`LEASE_MS`]; one that dies after its request's effects committed leaves the answer
+//! sealed with them (the routes that [`seal`] it), or a key that says the first attempt
+//! completed (`409 IDEMPOTENCY_KEY_ANSWER_LOST`) — never one that runs the request again
+//! ([`keyed`]).
 
 mod fingerprint;
+mod keyed;
 
+pub use keyed::{Keyed, current, seal};
+
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
@@ -44,6 +52,11 @@ pub const TTL_MS: i64 = 24 * 3_600_000;
 /// How long a running request holds its key: after that, a process that died mid-request
 /// no longer blocks it.
 pub const LEASE_MS: i64 = 120_000;
+/// How long a request whose effects committed holds its key to answer (each commit renews
+/// it): a handler answers within moments of its last commit, so a key held longer than
+/// this after one belongs to a process that died, and a retry learns the first attempt
+/// completed (`IDEMPOTENCY_KEY_ANSWER_LOST`) instead of waiting out [`LEASE_MS`].
+pub const COMMITTED_LEASE_MS: i64 = 5_000;
 /// The largest body read to compare a repeated request (the largest any route takes).
 const MAX_BODY: usize = crate::services::imports::upload::MAX_IMPORT_BYTES;
 
@@ -64,7 +77,8 @@ struct Take {
     now: i64,
 }
 
-/// What a request that held a key leaves: its answer, or the key free again.
+/// What a request that held a key leaves: its answer, the key free again, or (effects
+/// committed, no answer to keep) the key released as completed.
 enum Finish {
     Remember {
         scope: Uuid,
@@ -78,16 +92,22 @@ enum Finish {
         scope: Uuid,
         key: String,
     },
+    Completed {
+        scope: Uuid,
+        key: String,
+    },
 }
 
 /// What a key says about a request.
 enum Begin {
-    /// New (or free again): run it.
-    Run,
+    /// New (or free again): run it, holding the key taken at this time.
+    Run(i64),
     /// Answered before: give the answer again if the request is the same.
     Answered(row::Model),
     /// Still running elsewhere.
     Running,
+    /// Its request's effects committed, and its answer is not known.
+    Lost,
 }
 
 /// Runs a POST with an `Idempotency-Key` at most once per key of `scope` (the API key's id,
@@ -125,6 +145,12 @@ pub async fn guard(state: &AppState, scope: Uuid, req: Request, next: Next) -> R
             "A request with this Idempotency-Key is still running; try again shortly.",
         )
         .into_response(),
+        Ok(Begin::Lost) => ApiError::business(
+            StatusCode::CONFLICT,
+            Some(ErrorCode::IdempotencyKeyAnswerLost),
+            "The request with this Idempotency-Key completed, but its answer was lost (the server stopped before answering); it is not run again. Read the resource to see what it did.",
+        )
+        .into_response(),
         Ok(Begin::Answered(answer)) => {
             if fingerprint::drain(body, &mut print, MAX_BODY)
                 .await
@@ -137,15 +163,33 @@ pub async fn guard(state: &AppState, scope: Uuid, req: Request, next: Next) -> R
             }
             replay(answer)
         }
-        Ok(Begin::Run) => {
+        Ok(Begin::Run(taken_at)) => {
             let print = Arc::new(Mutex::new(print));
             let req = Request::from_parts(parts, fingerprint::hashed(body, print.clone()));
-            let response = next.run(req).await;
+            let keyed = Arc::new(Keyed {
+                scope,
+                key: key.clone(),
+                taken_at,
+                print: print.clone(),
+                sealed: AtomicBool::new(false),
+                committed: AtomicBool::new(false),
+                clock: state.clock.clone(),
+            });
+            let marker: Arc<dyn crate::db::BeforeCommit> = Arc::new(keyed::Marker(keyed.clone()));
+            let run = crate::db::BEFORE_COMMIT.scope(marker, next.run(req));
+            let response = keyed::KEYED.scope(keyed.clone(), run).await;
+            if let Some(hold) = state.settings.hold_keyed_answers {
+                tokio::time::sleep(hold).await;
+            }
+            if keyed.is_sealed() {
+                // The answer committed with the work: nothing more to write.
+                return response;
+            }
             let digest = print
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .digest();
-            finish(state, scope, &key, digest, response).await
+            finish(state, &keyed, digest, response).await
         }
     }
 }
@@ -221,6 +265,7 @@ async fn take_one(conn: &impl ConnectionTrait, t: Take) -> Result<Begin, sea_orm
         body: Set(None),
         locked_until: Set(Some(t.now + LEASE_MS)),
         created_at: Set(t.now),
+        committed_at: Set(None),
     })
     .on_conflict(
         OnConflict::columns([row::Column::Scope, row::Column::IdempotencyKey])
@@ -230,7 +275,7 @@ async fn take_one(conn: &impl ConnectionTrait, t: Take) -> Result<Begin, sea_orm
     .exec_without_returning(conn)
     .await?;
     if taken == 1 {
-        return Ok(Begin::Run);
+        return Ok(Begin::Run(t.now));
     }
     match by_key(t.scope, &t.key).one(conn).await? {
         // Forgotten between the two statements: taken by whoever wrote it again.
@@ -254,6 +299,9 @@ async fn take_over(
         if held.locked_until.is_some_and(|until| until > now) {
             return Ok(Begin::Running);
         }
+        if held.committed_at.is_some() {
+            return Ok(Begin::Lost);
+        }
     }
     let mut q = row::Entity::update_many()
         .col_expr(row::Column::Fingerprint, Expr::val(""))
@@ -262,6 +310,7 @@ async fn take_over(
         .col_expr(row::Column::Body, Expr::val(Option::<String>::None))
         .col_expr(row::Column::LockedUntil, Expr::val(now + LEASE_MS))
         .col_expr(row::Column::CreatedAt, Expr::val(now))
+        .col_expr(row::Column::CommittedAt, Expr::val(Option::<i64>::None))
         .filter(row::Column::Scope.eq(held.scope))
         .filter(row::Column::IdempotencyKey.eq(held.idempotency_key.clone()))
         .filter(row::Column::CreatedAt.eq(held.created_at));
@@ -270,34 +319,28 @@ async fn take_over(
         None => q.filter(row::Column::LockedUntil.is_null()),
     };
     Ok(if q.exec(conn).await?.rows_affected == 1 {
-        Begin::Run
+        Begin::Run(now)
     } else {
         Begin::Running
     })
 }
 
 /// Keeps the answer of the request that held the key (or frees the key when the request
-/// never really ran) and gives it.
+/// never really ran, or releases it as completed when it committed effects but has no
+/// answer to keep) and gives it.
 async fn finish(
     state: &AppState,
-    scope: Uuid,
-    key: &str,
+    keyed: &Keyed,
     digest: Option<String>,
     response: Response,
 ) -> Response {
+    let (scope, key) = (keyed.scope, keyed.key.as_str());
     let (parts, body) = response.into_parts();
     let status = parts.status;
     let bytes = match axum::body::to_bytes(body, usize::MAX).await {
         Ok(b) => b,
         Err(e) => {
-            let _ = leave(
-                state,
-                Finish::Forget {
-                    scope,
-                    key: key.to_owned(),
-                },
-            )
-            .await;
+            let _ = leave(state, unanswered(keyed)).await;
             return ApiError::Internal(anyhow::anyhow!("the answer could not be read: {e}"))
                 .into_response();
         }
@@ -322,7 +365,7 @@ async fn finish(
                 .map(str::to_owned),
             body: text.to_owned(),
         },
-        _ => Finish::Forget { scope, key },
+        _ => unanswered(keyed),
     };
     let kept = leave(state, item).await;
     if let Err(e) = kept {
@@ -331,6 +374,17 @@ async fn finish(
         tracing::error!(error = %e, "an Idempotency-Key answer was not kept");
     }
     Response::from_parts(parts, Body::from(bytes))
+}
+
+/// A key whose request leaves no answer to keep: free again, unless some effect of it
+/// committed (then a retry must not run it again).
+fn unanswered(keyed: &Keyed) -> Finish {
+    let (scope, key) = (keyed.scope, keyed.key.clone());
+    if keyed.has_committed() {
+        Finish::Completed { scope, key }
+    } else {
+        Finish::Forget { scope, key }
+    }
 }
 
 /// Leaves a key as its request ended (with the other requests' of the same turn).
@@ -374,6 +428,14 @@ async fn finish_one(conn: &impl ConnectionTrait, item: Finish) -> Result<(), sea
                 )
                 .col_expr(row::Column::ContentType, Expr::val(content_type))
                 .col_expr(row::Column::Body, Expr::val(body))
+                .col_expr(row::Column::LockedUntil, Expr::val(Option::<i64>::None))
+                .filter(row::Column::Scope.eq(scope))
+                .filter(row::Column::IdempotencyKey.eq(key))
+                .exec(conn)
+                .await?;
+        }
+        Finish::Completed { scope, key } => {
+            row::Entity::update_many()
                 .col_expr(row::Column::LockedUntil, Expr::val(Option::<i64>::None))
                 .filter(row::Column::Scope.eq(scope))
                 .filter(row::Column::IdempotencyKey.eq(key))

@@ -76,8 +76,7 @@ async fn upload(
     _: NoQuery,
     MultipartForm(multipart, _): MultipartForm<ImportForm>,
 ) -> ApiResult<Accepted<ContactImport>> {
-    let job = svc::upload(&s, &auth, multipart).await?;
-    Ok(Accepted(wm_types::imports::ContactImport::from(job)))
+    Ok(Accepted(svc::upload(&s, &auth, multipart).await?))
 }
 
 async fn list(

@@ -294,12 +294,14 @@ pub async fn upload(
     })
     .exec_without_returning(&*txn)
     .await?;
-    txn.commit().await?;
-    Ok(wm_types::messages::UploadedMedia {
+    let answer = wm_types::messages::UploadedMedia {
         id,
         mime_type: mime,
         size,
         sha256,
         filename,
-    })
+    };
+    crate::idempotency::seal(&txn, axum::http::StatusCode::CREATED, &answer).await?;
+    txn.commit().await?;
+    Ok(answer)
 }

@@ -94,11 +94,13 @@ pub async fn create(state: &AppState, org: Uuid, body: CreateWebhook) -> ApiResu
     })
     .exec_with_returning(&*txn)
     .await?;
-    txn.commit().await?;
-    Ok(WebhookCreated {
+    let answer = WebhookCreated {
         webhook: Webhook::from(row),
         secret,
-    })
+    };
+    crate::idempotency::seal(&txn, StatusCode::CREATED, &answer).await?;
+    txn.commit().await?;
+    Ok(answer)
 }
 
 /// The organisation's webhooks, oldest first.
@@ -237,9 +239,11 @@ pub async fn retry(state: &AppState, org: Uuid, id: Uuid, delivery: Uuid) -> Api
     am.next_attempt_at = Set(Some(now));
     am.locked_until = Set(None);
     let row = am.update(&*txn).await?;
-    txn.commit().await?;
-    webhook_views::load(&state.db.conn, vec![row])
+    let answer = webhook_views::load(&*txn, vec![row])
         .await?
         .pop()
-        .ok_or_else(|| ApiError::not_found("Delivery"))
+        .ok_or_else(|| ApiError::not_found("Delivery"))?;
+    crate::idempotency::seal(&txn, StatusCode::ACCEPTED, &answer).await?;
+    txn.commit().await?;
+    Ok(answer)
 }

@@ -29,6 +29,7 @@ mod db_reader;
 mod db_writes;
 mod events;
 mod idempotency;
+mod idempotency_kill;
 mod identities;
 mod imports;
 mod intake_kill;

@@ -19,6 +19,7 @@ pub struct Model {
     pub body: Option<String>,
     pub locked_until: Option<i64>,
     pub created_at: i64,
+    pub committed_at: Option<i64>,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

@@ -26,6 +26,7 @@ mod m0016_messages;
 mod m0017_idempotency;
 mod m0018_console_sessions;
 mod m0019_contact_history;
+mod m0020_idempotency_commits;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -53,6 +54,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0017_idempotency::Migration),
             Box::new(m0018_console_sessions::Migration),
             Box::new(m0019_contact_history::Migration),
+            Box::new(m0020_idempotency_commits::Migration),
         ]
     }
 }

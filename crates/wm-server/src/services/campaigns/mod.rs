@@ -59,14 +59,36 @@ async fn load_locked(
 }
 
 async fn detail(state: &AppState, c: &campaign::Model) -> ApiResult<Campaign> {
-    campaign_views::load(
-        &state.db.conn,
-        std::slice::from_ref(c),
-        Some(state.now_ms()),
-    )
-    .await?
-    .pop()
-    .ok_or_else(|| ApiError::not_found(NOT_FOUND))
+    detail_in(&state.db.conn, c, state.now_ms()).await
+}
+
+/// The detail of `c` read through `conn` (inside a transaction: what it wrote).
+async fn detail_in(
+    conn: &impl ConnectionTrait,
+    c: &campaign::Model,
+    now: i64,
+) -> ApiResult<Campaign> {
+    campaign_views::load(conn, std::slice::from_ref(c), Some(now))
+        .await?
+        .pop()
+        .ok_or_else(|| ApiError::not_found(NOT_FOUND))
+}
+
+/// Inserts a new DRAFT and answers its detail, kept as the request's answer with it (a new
+/// draft has no audience to price: its detail is a few point reads).
+async fn insert_draft(
+    state: &AppState,
+    row: campaign::ActiveModel,
+    now: i64,
+) -> ApiResult<Campaign> {
+    let txn = state.db.write().await?;
+    let row = campaign::Entity::insert(row)
+        .exec_with_returning(&*txn)
+        .await?;
+    let answer = detail_in(&*txn, &row, now).await?;
+    crate::idempotency::seal(&txn, StatusCode::CREATED, &answer).await?;
+    txn.commit().await?;
+    Ok(answer)
 }
 
 /// `GET /campaigns/{id}`.
@@ -111,12 +133,7 @@ pub async fn create(state: &AppState, org: Uuid, body: CreateCampaign) -> ApiRes
         None,
         now,
     );
-    let txn = state.db.write().await?;
-    let row = campaign::Entity::insert(row)
-        .exec_with_returning(&*txn)
-        .await?;
-    txn.commit().await?;
-    detail(state, &row).await
+    insert_draft(state, row, now).await
 }
 
 /// A new DRAFT campaign row.
@@ -163,8 +180,7 @@ fn draft(
 pub async fn duplicate(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign> {
     let src = load(&state.db.conn, org, id).await?;
     let now = state.now_ms();
-    let txn = state.db.write().await?;
-    let row = campaign::Entity::insert(draft(
+    let row = draft(
         org,
         format!("{} (copy)", src.name),
         src.phone_number_id,
@@ -173,9 +189,6 @@ pub async fn duplicate(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campa
         None,
         Some(src.id),
         now,
-    ))
-    .exec_with_returning(&*txn)
-    .await?;
-    txn.commit().await?;
-    detail(state, &row).await
+    );
+    insert_draft(state, row, now).await
 }

@@ -19,9 +19,9 @@ use wm_types::contacts::IdentityRef;
 
 use super::check_refs;
 use super::write::{Author, Planned, write_new};
-use crate::db::Db;
 use crate::db::entities::contact;
 use crate::db::lookups::OrgLookups;
+use crate::db::{Db, WriteTxn};
 use crate::error::{ApiError, ApiResult};
 
 /// Most creates in one transaction.
@@ -47,6 +47,28 @@ pub struct Job {
     pub item: Planned,
     /// The organisation's lookups, covering the contact's stage and owner.
     pub lookups: Arc<OrgLookups>,
+    /// The request's `Idempotency-Key`, when it has one: its answer is kept in the
+    /// transaction that writes the contact, whichever task writes it.
+    pub keyed: Option<Arc<crate::idempotency::Keyed>>,
+}
+
+/// Keeps the create's answer (the contact as `POST /contacts` shows it) with its key, in
+/// the transaction that wrote it.
+async fn seal(txn: &WriteTxn, job: &Job, written: &Written) -> Result<(), DbErr> {
+    let Some(keyed) = &job.keyed else {
+        return Ok(());
+    };
+    let (row, identities) = written;
+    let answer = crate::views::contacts::view(
+        row,
+        identities.clone(),
+        Vec::new(),
+        &job.lookups,
+        crate::views::contacts::Shape::Detail,
+    );
+    keyed
+        .seal(txn, axum::http::StatusCode::CREATED, &answer)
+        .await
 }
 
 struct Queued {
@@ -166,6 +188,9 @@ async fn write_together(db: &Db, now: i64, batch: &[Queued]) -> Result<Together,
         match write_new(&*txn, first.org, author, &items, &first.lookups, now).await {
             Ok(written) => {
                 for (&i, w) in members.iter().zip(written) {
+                    if seal(&txn, &batch[i].job, &w).await.is_err() {
+                        return Ok(Together::Failed);
+                    }
                     outcomes[i] = Some(Ok(Ok(w)));
                 }
             }
@@ -216,9 +241,14 @@ async fn write_alone(db: &Db, now: i64, job: &Job) -> Outcome {
     .await;
     match written {
         Ok(mut w) => {
+            let Some(w) = w.pop() else {
+                return Ok(Err(DbErr::Custom(
+                    "the contact writer wrote nothing".into(),
+                )));
+            };
+            seal(&txn, job, &w).await?;
             txn.commit().await?;
-            Ok(w.pop()
-                .ok_or_else(|| DbErr::Custom("the contact writer wrote nothing".into())))
+            Ok(Ok(w))
         }
         Err(e) => Ok(Err(e)),
     }

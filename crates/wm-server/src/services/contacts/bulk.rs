@@ -91,11 +91,13 @@ pub async fn bulk(
             rules::MAX_TAGS
         )));
     }
-    txn.commit().await?;
-    Ok(BulkResult {
+    let answer = BulkResult {
         updated: rows.len() as u64,
         skipped: (ids.len() - rows.len()) as u64,
-    })
+    };
+    crate::idempotency::seal(&txn, axum::http::StatusCode::CREATED, &answer).await?;
+    txn.commit().await?;
+    Ok(answer)
 }
 
 /// Applies new fields to a contact on behalf of an automation (`by` its name): records the

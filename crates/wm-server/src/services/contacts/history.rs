@@ -98,8 +98,10 @@ pub async fn add_note(
         body: text,
     };
     db::timeline::add(&*txn, org, id, now, &entry).await?;
+    let answer = note_views::with_author(note, &auth.user_name);
+    crate::idempotency::seal(&txn, axum::http::StatusCode::CREATED, &answer).await?;
     txn.commit().await?;
-    Ok(note_views::with_author(note, &auth.user_name))
+    Ok(answer)
 }
 
 /// `GET /contacts/{id}/notes`, newest first.

@@ -201,6 +201,7 @@ pub async fn create(
         user_name: auth.user_name.clone(),
         item,
         lookups: l.clone(),
+        keyed: crate::idempotency::current(),
     };
     let (row, identities) = match state.creates.write(job).await? {
         Ok(w) => w,

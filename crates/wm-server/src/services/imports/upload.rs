@@ -268,7 +268,7 @@ pub async fn upload(
     state: &AppState,
     auth: &AuthContext,
     multipart: Multipart,
-) -> ApiResult<contact_import::Model> {
+) -> ApiResult<wm_types::imports::ContactImport> {
     let id = Uuid::now_v7();
     let (options, stored) = match store(state, id, multipart).await {
         Ok(done) => done,
@@ -301,9 +301,13 @@ pub async fn upload(
         started_at: None,
         finished_at: None,
     };
-    db::imports::insert(&state.db.conn, job.clone()).await?;
+    let txn = state.db.write().await?;
+    db::imports::insert(&*txn, job.clone()).await?;
+    let answer = wm_types::imports::ContactImport::from(job);
+    crate::idempotency::seal(&txn, axum::http::StatusCode::ACCEPTED, &answer).await?;
+    txn.commit().await?;
     state.imports_wake.notify_one();
-    Ok(job)
+    Ok(answer)
 }
 
 /// A file part read before the options: where it was spooled, and what its part said.

@@ -363,10 +363,14 @@ pub async fn send(
         },
     )
     .await?;
-    txn.commit().await?;
-    state.reply_wake.notify_one();
-    crate::views::messages::load(&state.db.conn, vec![row])
+    let message = crate::views::messages::load(&*txn, vec![row])
         .await?
         .pop()
-        .ok_or_else(|| ApiError::not_found("Message"))
+        .ok_or_else(|| ApiError::not_found("Message"))?;
+    // A retry with the request's key finds this answer even if the process stops before
+    // it leaves: it commits with the reply.
+    crate::idempotency::seal(&txn, axum::http::StatusCode::CREATED, &message).await?;
+    txn.commit().await?;
+    state.reply_wake.notify_one();
+    Ok(message)
 }
