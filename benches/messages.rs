@@ -251,7 +251,13 @@ async fn thread_pages(o: &Org, n: usize, reps: usize) -> anyhow::Result<String> 
                 None => None,
             };
             let t = Instant::now();
-            let rows = wm_server::db::messages::page(&conn, conversation, before, 51).await?;
+            let rows = wm_server::db::messages::page(
+                &conn,
+                wm_server::db::messages::Thread::Conversation(conversation),
+                before,
+                51,
+            )
+            .await?;
             anyhow::ensure!(rows.len() == 51);
             Ok::<f64, anyhow::Error>(t.elapsed().as_secs_f64() * 1e3)
         }

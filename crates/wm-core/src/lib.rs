@@ -4,6 +4,7 @@
 //!
 //! - [`validate`]: declarative schemas that answer in class-validator's words.
 //! - [`phone`]: the [`phone::Phone`] newtype (normalised international numbers).
+//! - [`address`]: where a message goes: a phone, or the platform's id of the person.
 //! - [`tags`]: tag normalisation and merging.
 //! - [`contacts`]: contact request schemas and the create/update rules.
 //! - [`imports`]: contact import options, CSV column mapping and what an import row does.
@@ -25,6 +26,7 @@
 //! assert_eq!(Phone::parse("+52 (55) 1234-5678").unwrap().as_str(), "+525512345678");
 //! ```
 
+pub mod address;
 pub mod admin;
 pub mod automations;
 pub mod campaigns;

@@ -14,40 +14,57 @@ use crate::provider::StatusUpdate;
 pub enum PlatformEvent {
     /// A sent message's status changed (`sent`, `delivered`, `read`, `failed`).
     Status {
-        /// The business number it was sent from (the platform's id of it).
-        phone_number_id: String,
+        /// The business account it was sent from (WhatsApp: the phone number id).
+        account: String,
         /// The status, with the correlation id the message was sent with.
         update: StatusUpdate,
         /// The platform's error code of a failure.
         code: Option<i64>,
     },
-    /// A person wrote to a business number (every kind, unknown kinds included: whoever
+    /// A person wrote to a business account (every kind, unknown kinds included: whoever
     /// writes is never lost). Boxed: a message's content is far larger than the others.
     Inbound(Box<InboundMessage>),
     /// A person moved their account to a new number.
     NumberChanged {
-        /// The business number told.
-        phone_number_id: String,
+        /// The business account told.
+        account: String,
         /// The platform's id of the notice (for de-duplicating redeliveries).
         message_id: String,
-        /// The old platform id of the person.
-        from: String,
-        /// The new one.
+        /// The person, as they were known before.
+        from: Person,
+        /// Their new number's digits.
         to: String,
+        /// Their new scoped id, when the platform gives one (WhatsApp makes a new
+        /// business-scoped user id with a new number).
+        user_id: Option<String>,
+    },
+    /// A person's scoped id changed (WhatsApp: `user_id_update`, or a
+    /// `user_changed_user_id` system message).
+    UserIdChanged {
+        /// The business account told.
+        account: String,
+        /// The person (their phone when the platform shares it).
+        person: Person,
+        /// The id they had.
+        previous: String,
+        /// The id they have now.
+        current: String,
+        /// Their new parent id, when the platform gives one.
+        parent: Option<String>,
     },
     /// A person stopped or resumed a business's marketing messages from the chat.
     Preference {
-        /// The business number concerned.
-        phone_number_id: String,
-        /// The person's platform id.
-        wa_id: String,
+        /// The business account concerned.
+        account: String,
+        /// Who.
+        person: Person,
         /// `true` for stop, `false` for resume.
         stop: bool,
     },
     /// A template's review status changed.
     TemplateStatus {
-        /// The business account that owns it.
-        waba_id: String,
+        /// The business account that owns it (WhatsApp: the WABA id).
+        business_account: String,
         /// Template name.
         name: String,
         /// Language code.
@@ -64,8 +81,8 @@ pub enum PlatformEvent {
     },
     /// A business number's quality or messaging limit changed.
     Quality {
-        /// The business account that owns the number.
-        waba_id: String,
+        /// The business account that owns the number (WhatsApp: the WABA id).
+        business_account: String,
         /// The number as the platform displays it (digits).
         display_phone_number: String,
         /// The event (`FLAGGED`, `UNFLAGGED`, `UPGRADE`, …).
@@ -73,39 +90,98 @@ pub enum PlatformEvent {
         /// The rating the event implies.
         rating: Option<&'static str>,
     },
+    /// A part of the webhook wm cannot apply (a message without a sender, a status or field
+    /// it does not know): never dropped in silence, it is logged, counted and kept for an
+    /// operator to see.
+    Unapplied(Unapplied),
+}
+
+/// A webhook part wm cannot apply, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unapplied {
+    /// The business account it names, when it names one.
+    pub account: Option<String>,
+    /// Why, in a few fixed words (a metric label).
+    pub reason: &'static str,
+    /// The part as the platform sent it (JSON, cut at 4 KiB).
+    pub part: String,
+}
+
+impl Unapplied {
+    /// The most of a part kept.
+    pub const MAX_PART: usize = 4096;
+
+    /// `part` kept for `reason`, cut to [`Self::MAX_PART`] bytes at a character boundary.
+    pub fn new(account: Option<&str>, reason: &'static str, part: &str) -> Unapplied {
+        let mut end = part.len().min(Self::MAX_PART);
+        while !part.is_char_boundary(end) {
+            end -= 1;
+        }
+        Unapplied {
+            account: account.map(str::to_owned),
+            reason,
+            part: part[..end].replace('\0', "\u{FFFD}"),
+        }
+    }
 }
 
 impl PlatformEvent {
-    /// The business number the event is about; `None` for the account-level ones (a
-    /// template's status, a number's quality), which name the business account.
-    pub fn phone_number_id(&self) -> Option<&str> {
+    /// The business account (WhatsApp: phone number) the event is about; `None` for the
+    /// ones about a whole business (a template's status, a number's quality), and for an
+    /// unapplied part that names none.
+    pub fn account(&self) -> Option<&str> {
         match self {
-            PlatformEvent::Status {
-                phone_number_id, ..
-            }
-            | PlatformEvent::NumberChanged {
-                phone_number_id, ..
-            }
-            | PlatformEvent::Preference {
-                phone_number_id, ..
-            } => Some(phone_number_id),
-            PlatformEvent::Inbound(m) => Some(&m.phone_number_id),
+            PlatformEvent::Status { account, .. }
+            | PlatformEvent::NumberChanged { account, .. }
+            | PlatformEvent::UserIdChanged { account, .. }
+            | PlatformEvent::Preference { account, .. } => Some(account),
+            PlatformEvent::Inbound(m) => Some(&m.account),
+            PlatformEvent::Unapplied(u) => u.account.as_deref(),
             PlatformEvent::TemplateStatus { .. } | PlatformEvent::Quality { .. } => None,
         }
     }
 }
 
-/// A message a person sent to a business number.
-#[derive(Debug, Clone, PartialEq)]
-pub struct InboundMessage {
-    /// The business number written to.
-    pub phone_number_id: String,
-    /// The platform's id of the message (for de-duplicating redeliveries).
-    pub message_id: String,
-    /// The person's platform id (WhatsApp: their number's digits).
-    pub from: String,
+/// A person as the platform names them: by phone where it shares one, by its own scoped id
+/// (WhatsApp's business-scoped user id), or both.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Person {
+    /// Their phone's digits (WhatsApp: `wa_id`, `from`), when the platform shares it.
+    pub phone: Option<String>,
+    /// The platform's id of them (WhatsApp: the business-scoped user id).
+    pub user_id: Option<String>,
+    /// A parent id shared across a managed business's portfolios (WhatsApp).
+    pub parent_user_id: Option<String>,
+    /// The username they show instead of a phone.
+    pub username: Option<String>,
     /// Their profile name.
     pub name: Option<String>,
+}
+
+impl Person {
+    /// Someone known only by phone.
+    pub fn by_phone(digits: impl Into<String>) -> Person {
+        Person {
+            phone: Some(digits.into()),
+            ..Person::default()
+        }
+    }
+
+    /// Whether the platform named them at all.
+    pub fn is_named(&self) -> bool {
+        self.phone.is_some() || self.user_id.is_some()
+    }
+}
+
+/// A message a person sent to a business account.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InboundMessage {
+    /// The business account written to (WhatsApp: the phone number id).
+    pub account: String,
+    /// The platform's id of the message (for de-duplicating redeliveries).
+    pub message_id: String,
+    /// Who wrote.
+    pub from: Person,
     /// When they sent it (ms since epoch).
     pub at_ms: Option<i64>,
     /// What they sent.

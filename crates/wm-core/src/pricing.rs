@@ -242,6 +242,19 @@ impl RateCard {
         self.markets.get(index)
     }
 
+    /// The market of an address: a phone's by its calling code, a platform id's by the
+    /// country it is prefixed with (its region's market, else `OTHER`); None = unpriceable.
+    pub fn market_for_address(&self, to: &crate::address::Address) -> Option<&MarketRate> {
+        match to {
+            crate::address::Address::Phone(phone) => self.market_for(phone),
+            other => {
+                let region = other.country()?;
+                let index = self.by_region.get(region).copied().unwrap_or(self.other);
+                self.markets.get(index)
+            }
+        }
+    }
+
     /// A market by code.
     pub fn market(&self, code: &str) -> Option<&MarketRate> {
         self.by_code.get(code).and_then(|&i| self.markets.get(i))

@@ -39,8 +39,9 @@ pub struct OutboundMessage {
     pub from: String,
     /// The sender's platform account, when the platform needs one.
     pub account: Option<PlatformAccount>,
-    /// Recipient number (`+…`).
-    pub to: String,
+    /// The recipient: their phone, or the platform's id of them where they have no phone
+    /// wm knows (WhatsApp sends to a business-scoped user id with `recipient`).
+    pub to: crate::address::Address,
     /// What is sent.
     pub content: OutboundContent,
     /// The platform's id of the message it quotes (a reply's `context`).
@@ -109,6 +110,9 @@ pub struct Accepted {
     /// number sent to (WhatsApp's `contacts[].wa_id`: see [`crate::wa_id`]); kept as the
     /// contact's identity so their answers find them.
     pub recipient: Option<String>,
+    /// The platform's scoped id of the person, when it says (WhatsApp's
+    /// `contacts[].user_id` of a send to a business-scoped user id).
+    pub recipient_user_id: Option<String>,
 }
 
 impl Accepted {
@@ -117,6 +121,7 @@ impl Accepted {
         Accepted {
             message_id: message_id.into(),
             recipient: None,
+            recipient_user_id: None,
         }
     }
 }
@@ -168,8 +173,12 @@ pub struct StatusUpdate {
     pub error: Option<String>,
     /// Whether the failure means the contact opted out (WhatsApp 131050).
     pub opt_out: bool,
-    /// The person's id on the platform (WhatsApp's `recipient_id`), when it says.
+    /// The person's id on the platform (WhatsApp's `recipient_id`, their number's digits),
+    /// when it says.
     pub recipient: Option<String>,
+    /// The platform's scoped id of the person (WhatsApp's `recipient_user_id`, the
+    /// business-scoped user id), when it says: found, it is remembered as their identity.
+    pub recipient_user_id: Option<String>,
 }
 
 /// A messaging platform.

@@ -106,7 +106,7 @@ pub fn classify(code: i64) -> Option<ErrorAction> {
         }
         // This recipient (or this request for them) cannot be served.
         100 | 130472 | 130497 | 131008 | 131009 | 131021 | 131026 | 131047 | 131049 | 131051
-        | 131052 | 131053 | 132000 | 132005 | 132007 | 132012 => fail(),
+        | 131052 | 131053 | 131062 | 132000 | 132005 | 132007 | 132012 => fail(),
         OPT_OUT_CODE => Some(ErrorAction::FailRecipient { opt_out: true }),
         // The sender, its account or the template needs someone to act.
         0 | 190 => pause(PLATFORM_TOKEN_EXPIRED),
@@ -183,6 +183,19 @@ fn action_error(action: Option<ErrorAction>, message: &str) -> SendError {
             opt_out: false,
         },
     }
+}
+
+/// Business-scoped user id recipients are not supported for this message (131062).
+pub const USER_ID_NOT_SUPPORTED: i64 = 131062;
+
+/// Why a template of `category` cannot go to a person known only by their business-scoped
+/// user id, decided before any call: the platform refuses authentication templates to
+/// them with 131062 ("one-tap, zero-tap, and copy code authentication templates … require
+/// user phone numbers", the business-scoped user ids guide).
+pub fn refuses_user_id(category: wm_types::campaigns::TemplateCategory) -> Option<&'static str> {
+    (category == wm_types::campaigns::TemplateCategory::Authentication).then_some(
+        "(#131062) Authentication templates cannot be sent to a person known only by their business-scoped user id (no phone number)",
+    )
 }
 
 /// Whether a platform error code means the contact opted out (for status webhooks).
@@ -322,6 +335,7 @@ mod tests {
             (131051, FAIL),
             (131052, FAIL),
             (131053, FAIL),
+            (131062, FAIL),
             (132000, FAIL),
             (132005, FAIL),
             (132007, FAIL),

@@ -184,3 +184,25 @@ pub struct Deal {
     /// Creation time.
     pub created_at: Timestamp,
 }
+
+/// A part of a platform webhook wm could not apply (`GET /admin/platform/unapplied`): a
+/// message naming no sender, a status or field wm does not read, an event for an account
+/// that is no organisation's. Kept 7 days.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnappliedPart {
+    /// Its id.
+    pub id: Uuid,
+    /// The platform (`whatsapp`, …).
+    pub provider: String,
+    /// The kept webhook it was part of.
+    pub event_id: Option<Uuid>,
+    /// The business account it named (WhatsApp: a phone number id).
+    pub account: Option<String>,
+    /// Why it was not applied.
+    pub reason: String,
+    /// The part as the platform sent it (JSON, at most 4 KiB).
+    pub part: String,
+    /// When it arrived.
+    pub created_at: Timestamp,
+}

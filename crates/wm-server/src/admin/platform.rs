@@ -1,10 +1,12 @@
-//! Operator routes that stand in for the messaging platform: inbound messages and status
-//! callbacks.
+//! Operator routes that stand in for the messaging platform (inbound messages and status
+//! callbacks), and what the real platforms sent that wm could not apply.
 
 use axum::Router;
 use axum::extract::State;
-use axum::routing::post;
+use axum::routing::{get, post};
+use wm_types::admin::UnappliedPart;
 use wm_types::campaigns::{Inbound, ProviderEvent};
+use wm_types::lookups::List;
 
 use super::OperatorOrg;
 use crate::error::ApiResult;
@@ -21,6 +23,16 @@ pub fn router() -> Router<AppState> {
             "/admin/organizations/{orgId}/provider-events",
             post(on_status),
         )
+        .route("/admin/platform/unapplied", get(unapplied))
+}
+
+/// `GET /admin/platform/unapplied`: the newest 200 parts of platform webhooks wm could not
+/// apply, with why (every one was also logged at WARN and counted).
+async fn unapplied(State(s): State<AppState>, _: NoQuery) -> ApiResult<Json<List<UnappliedPart>>> {
+    let rows = crate::services::platform::unapplied::newest(&s.db.conn, 200).await?;
+    Ok(Json(List {
+        data: rows.into_iter().map(UnappliedPart::from).collect(),
+    }))
 }
 
 async fn on_inbound(

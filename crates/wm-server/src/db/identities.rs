@@ -55,6 +55,16 @@ pub async fn with_external_ids(
         .await
 }
 
+/// What a platform says of a person beside their id: the username they show, the parent id
+/// of a managed business's portfolios.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shown<'a> {
+    /// Their username.
+    pub username: Option<&'a str>,
+    /// Their parent id.
+    pub parent_id: Option<&'a str>,
+}
+
 /// A new identity of `contact` (a fresh id, in the contact's organisation), with the copy of
 /// the contact's creation time, stage and consent its row keeps.
 fn row(
@@ -76,6 +86,8 @@ fn row(
         contact_created_at: mirror.created_at,
         contact_stage_id: mirror.stage,
         contact_consent: mirror.consent,
+        username: None,
+        parent_id: None,
     }
 }
 
@@ -108,9 +120,14 @@ pub async fn insert_if_absent(
     channel: Uuid,
     kind: ChannelType,
     external_id: &str,
+    shown: Shown<'_>,
     now_ms: i64,
 ) -> Result<bool, DbErr> {
-    let row = row(contact, channel, kind, external_id, now_ms);
+    let row = Model {
+        username: shown.username.map(str::to_owned),
+        parent_id: shown.parent_id.map(str::to_owned),
+        ..row(contact, channel, kind, external_id, now_ms)
+    };
     let inserted = identity::Entity::insert(row.into_active_model())
         .on_conflict(
             OnConflict::columns([
@@ -124,6 +141,86 @@ pub async fn insert_if_absent(
         .exec_without_returning(conn)
         .await?;
     Ok(inserted == 1)
+}
+
+/// Sets what the platform shows of the person beside an identity (a username that
+/// changed, a parent id); `true` when it changed (the caller mirrors it).
+pub async fn set_shown(
+    conn: &impl ConnectionTrait,
+    id: Uuid,
+    shown: Shown<'_>,
+) -> Result<bool, DbErr> {
+    use sea_orm::sea_query::{Expr, ExprTrait};
+    let mut q = identity::Entity::update_many().filter(identity::Column::Id.eq(id));
+    let mut differs = sea_orm::Condition::any();
+    if let Some(u) = shown.username {
+        q = q.col_expr(identity::Column::Username, Expr::val(u));
+        differs = differs.add(
+            Expr::col(identity::Column::Username)
+                .is_null()
+                .or(Expr::col(identity::Column::Username).ne(u)),
+        );
+    }
+    if let Some(p) = shown.parent_id {
+        q = q.col_expr(identity::Column::ParentId, Expr::val(p));
+        differs = differs.add(
+            Expr::col(identity::Column::ParentId)
+                .is_null()
+                .or(Expr::col(identity::Column::ParentId).ne(p)),
+        );
+    }
+    if shown.username.is_none() && shown.parent_id.is_none() {
+        return Ok(false);
+    }
+    Ok(q.filter(differs).exec(conn).await?.rows_affected == 1)
+}
+
+/// Moves the identity `(kind, from)` of the organisation to the id `to` (a platform id the
+/// person was given in its place), with a new parent id when given; the contact it belongs
+/// to, or `None` when nobody holds `from` (the caller mirrors it).
+pub async fn rename(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    kind: ChannelType,
+    from: &str,
+    to: &str,
+    parent_id: Option<&str>,
+) -> Result<Option<Uuid>, DbErr> {
+    use sea_orm::sea_query::Expr;
+    let Some(held) = find(conn, org, kind, from).await? else {
+        return Ok(None);
+    };
+    if find(conn, org, kind, to).await?.is_some() {
+        // Renamed already (a redelivery): the old id goes.
+        identity::Entity::delete_by_id(held.id).exec(conn).await?;
+        return Ok(Some(held.contact_id));
+    }
+    let mut q = identity::Entity::update_many()
+        .col_expr(identity::Column::ExternalId, Expr::val(to))
+        .filter(identity::Column::Id.eq(held.id));
+    if let Some(p) = parent_id {
+        q = q.col_expr(identity::Column::ParentId, Expr::val(p));
+    }
+    q.exec(conn).await?;
+    Ok(Some(held.contact_id))
+}
+
+/// A contact's identities of `kind` whose ids satisfy `which` (its business-scoped user
+/// ids, say).
+pub async fn of_contact_where(
+    conn: &impl ConnectionTrait,
+    contact: Uuid,
+    kind: ChannelType,
+    which: impl Fn(&str) -> bool,
+) -> Result<Vec<identity::Model>, DbErr> {
+    Ok(identity::Entity::find()
+        .filter(identity::Column::ContactId.eq(contact))
+        .filter(identity::Column::ChannelType.eq(kind))
+        .all(conn)
+        .await?
+        .into_iter()
+        .filter(|i| which(&i.external_id))
+        .collect())
 }
 
 /// Deletes a contact's identities of `kind` among `external_ids` (the caller mirrors it).

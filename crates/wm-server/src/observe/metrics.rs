@@ -125,6 +125,11 @@ pub const SERIES: &[(&str, &str, &str)] = &[
         "Time of one worker pass, by worker.",
     ),
     (
+        "wm_platform_unapplied_total",
+        "counter",
+        "Parts of platform webhooks wm could not apply, by provider and reason (each logged at WARN and kept for the operator).",
+    ),
+    (
         "wm_worker_passes_total",
         "counter",
         "Worker passes, by worker and result (ok, error).",
@@ -266,6 +271,12 @@ pub(super) fn cache_global_handles() {
 /// A request refused by the rate limit.
 pub fn rate_limited() {
     counter!("wm_rate_limited_total").increment(1);
+}
+
+/// A part of a platform webhook wm could not apply, and why.
+pub fn platform_unapplied(provider: &str, reason: &'static str) {
+    counter!("wm_platform_unapplied_total", "provider" => provider.to_owned(), "reason" => reason)
+        .increment(1);
 }
 
 /// A stored JSON value of `column` did not parse ([`crate::db::stored`]).

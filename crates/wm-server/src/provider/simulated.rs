@@ -48,14 +48,14 @@ impl MessagingProvider for SimulatedProvider {
     }
 
     async fn send(&self, m: &OutboundMessage) -> Result<Accepted, SendError> {
-        let accepted = !m.to.ends_with("0000");
+        let accepted = !m.to.stored().ends_with("0000");
         let id = format!("sim.{}", uuid::Uuid::now_v7().simple());
         let txn = self.db.write().await.map_err(unavailable)?;
         simulated_send::Entity::insert(simulated_send::ActiveModel {
             provider_message_id: Set(id.clone()),
             correlation_id: Set(m.correlation_id.clone()),
             sender: Set(m.from.clone()),
-            recipient: Set(m.to.clone()),
+            recipient: Set(m.to.stored().to_owned()),
             body: Set(m.body.clone()),
             accepted: Set(accepted),
             receipt_sent: Set(false),
@@ -112,6 +112,7 @@ impl MessagingProvider for SimulatedProvider {
                 error: None,
                 opt_out: false,
                 recipient: None,
+                recipient_user_id: None,
             })
             .collect())
     }

@@ -5,15 +5,13 @@ use crate::db::Unique;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, EntityTrait};
 use uuid::Uuid;
-use wm_core::platform::{Content, InboundMessage};
+use wm_core::platform::{Content, InboundMessage, Person};
 use wm_core::provider::StatusUpdate;
 use wm_types::campaigns::{Inbound, ProviderEvent};
 use wm_types::contacts::CreateContact;
-use wm_types::enums::ErrorCode;
 use wm_types::enums::{ChannelType, ContactSource};
 use wm_types::messages::MessageType;
 
-use crate::auth::AuthContext;
 use crate::db;
 use crate::db::entities::platform_inbound_seen;
 use crate::error::{ApiError, ApiResult};
@@ -63,8 +61,25 @@ async fn inbound_written(
 ) -> ApiResult<InboundResult> {
     let mut content = Content::of(MessageType::Text, "text");
     content.text = body.text.clone();
+    let external = wm_core::contacts::normalize_external_id(body.channel_type, &body.external_id)
+        .map_err(ApiError::invalid)?;
+    // The stand-in names a person as the platform does: by phone, or (a person who hides
+    // their phone) by their business-scoped user id.
+    let from = if wm_core::address::is_user_id(&external) {
+        Person {
+            user_id: Some(external),
+            name: body.full_name,
+            ..Person::default()
+        }
+    } else {
+        Person {
+            name: body.full_name,
+            ..Person::by_phone(external)
+        }
+    };
     let arrival = Arrival {
-        sender: body,
+        channel_type: body.channel_type,
+        from,
         content,
         context_id: None,
         platform: None,
@@ -77,7 +92,8 @@ async fn inbound_written(
 
 /// A message as it arrived: who wrote, what, and from which platform.
 struct Arrival {
-    sender: Inbound,
+    channel_type: ChannelType,
+    from: Person,
     content: Content,
     /// The platform's id of the message it quotes.
     context_id: Option<String>,
@@ -107,12 +123,8 @@ pub async fn platform_message(
     m: InboundMessage,
 ) -> ApiResult<Option<InboundResult>> {
     let arrival = Arrival {
-        sender: Inbound {
-            channel_type: ChannelType::MessagingAppA,
-            external_id: m.from,
-            full_name: m.name,
-            text: None,
-        },
+        channel_type: ChannelType::MessagingAppA,
+        from: m.from,
         content: m.content,
         context_id: m.context_id,
         platform: Some(Source {
@@ -125,16 +137,56 @@ pub async fn platform_message(
     apply(state, org, arrival).await
 }
 
+/// How many times a message is applied again when a new person's contact was created
+/// meanwhile by another message of theirs (the unique indexes on phones and identities
+/// decide; the next attempt finds that contact).
+const ATTEMPTS: usize = 3;
+
 async fn apply(state: &AppState, org: Uuid, arrival: Arrival) -> ApiResult<Option<InboundResult>> {
-    let Arrival {
-        sender: body,
-        content,
-        context_id,
-        platform: source,
-        at_ms,
-    } = arrival;
-    let message_id = source.as_ref().map(|s| s.message_id.as_str());
-    let replied_to = context_id.as_deref();
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match apply_once(state, org, &arrival).await {
+            Err(Retry::Raced) if attempt < ATTEMPTS => continue,
+            Err(Retry::Raced) => {
+                return Err(ApiError::Internal(anyhow::anyhow!(
+                    "a new person's contact kept being created elsewhere"
+                )));
+            }
+            Err(Retry::Failed(e)) => return Err(e),
+            Ok(done) => return Ok(done),
+        }
+    }
+}
+
+/// Why applying a message stopped.
+enum Retry {
+    /// Another message of the same new person created their contact meanwhile.
+    Raced,
+    /// Anything else.
+    Failed(ApiError),
+}
+
+impl<E: Into<ApiError>> From<E> for Retry {
+    fn from(e: E) -> Self {
+        Retry::Failed(e.into())
+    }
+}
+
+/// The contact a message is filed under: found, or new (in the caller's transaction).
+struct Filed {
+    id: Uuid,
+    created: bool,
+}
+
+async fn apply_once(
+    state: &AppState,
+    org: Uuid,
+    arrival: &Arrival,
+) -> Result<Option<InboundResult>, Retry> {
+    let source = arrival.platform.as_ref();
+    let message_id = source.map(|s| s.message_id.as_str());
+    let replied_to = arrival.context_id.as_deref();
     let conn = &state.db.conn;
     // A redelivery of an applied message needs no contact lookup; the write below decides.
     if let Some(id) = message_id
@@ -145,65 +197,41 @@ async fn apply(state: &AppState, org: Uuid, arrival: Arrival) -> ApiResult<Optio
     {
         return Ok(None);
     }
-    let external = wm_core::contacts::normalize_external_id(body.channel_type, &body.external_id)
-        .map_err(ApiError::invalid)?;
-    // The platform's id may be another spelling of the number the contact was stored with.
-    let contact = if body.channel_type == ChannelType::MessagingAppA {
-        platform::resolve(conn, org, &external).await?
+    let kind = arrival.channel_type;
+    // The platform's id may be another spelling of the number the contact was stored with,
+    // or the person's business-scoped user id.
+    let resolved = if kind == ChannelType::MessagingAppA {
+        platform::resolve_person(conn, org, &arrival.from).await?
     } else {
-        match db::identities::find(conn, org, body.channel_type, &external).await? {
+        let external = arrival.from.phone.as_deref().unwrap_or_default();
+        match db::identities::find(conn, org, kind, external).await? {
             Some(i) => db::contacts::find(conn, org, i.contact_id)
                 .await?
                 .map(|contact| Resolved {
                     contact,
-                    known: true,
+                    known_phone: true,
+                    known_user: true,
                 }),
             None => None,
         }
     };
-    let (contact_id, created, unknown_form) = match contact {
-        Some(Resolved { contact, known }) => (contact.id, false, (!known).then_some(contact)),
-        None => {
-            if body.channel_type != ChannelType::MessagingAppA {
-                return Err(ApiError::invalid(
-                    "a new contact can only come from MESSAGING_APP_A",
-                ));
-            }
-            let actor = AuthContext {
-                key_id: Uuid::nil(),
-                org_id: org,
-                user_id: Uuid::nil(),
-                user_name: "Messaging platform".into(),
-                scopes: Vec::new(),
-                expires_at: None,
-            };
-            let created = contacts::create(
-                state,
-                &actor,
-                CreateContact {
-                    full_name: body.full_name.clone(),
-                    primary_phone: Some(format!("+{external}")),
-                    source: Some(ContactSource::MessagingAppAInbound),
-                    ..Default::default()
-                },
-            )
-            .await;
-            match created {
-                Ok(c) => (c.id, true, None),
-                // Another message of the same new person created them just now.
-                Err(e) => (existing_contact(&e).ok_or(e)?, false, None),
-            }
-        }
-    };
+    if resolved.is_none() && kind != ChannelType::MessagingAppA {
+        return Err(Retry::Failed(ApiError::invalid(
+            "a new contact can only come from MESSAGING_APP_A",
+        )));
+    }
     let now = state.now_ms();
-    let channel = db::lookups::active_channel(conn, org, body.channel_type)
+    let channel = db::lookups::active_channel(conn, org, kind)
         .await?
         .ok_or_else(|| {
             ApiError::invalid(format!(
-                "channelType {} is not active in this organization",
-                body.channel_type
+                "channelType {kind} is not active in this organization"
             ))
         })?;
+    let lookups = match resolved {
+        None => Some(state.lookups.get(conn, org).await?),
+        Some(_) => None,
+    };
     let txn = state.db.write().await?;
     if let Some(id) = message_id
         && !first_sight(&*txn, id, now).await?
@@ -211,29 +239,36 @@ async fn apply(state: &AppState, org: Uuid, arrival: Arrival) -> ApiResult<Optio
         // Applied meanwhile by another worker: dropping the transaction undoes nothing.
         return Ok(None);
     }
-    if let Some(contact) = &unknown_form {
-        // Their platform id from now on, so the next message finds them at once.
-        platform::remember(&*txn, contact, &external, now).await?;
-    }
+    let filed = match (&resolved, lookups) {
+        (Some(r), _) => {
+            // What the platform tells of them from now on: the next message finds them at
+            // once, by phone or by scoped id.
+            if !platform::remember_person(&*txn, r, &arrival.from, now).await? {
+                tracing::warn!(%org, contact = %r.contact.id,
+                    "a person's business-scoped user id is another contact's; their message stays with the contact their phone names");
+            }
+            Filed {
+                id: r.contact.id,
+                created: false,
+            }
+        }
+        (None, Some(l)) => new_contact(&txn, org, &arrival.from, &l, now).await?,
+        (None, None) => unreachable_lookups()?,
+    };
+    let contact_id = filed.id;
     // When the customer wrote, as the platform says (never in the future).
-    let written_at = at_ms.map_or(now, |at| at.min(now));
+    let written_at = arrival.at_ms.map_or(now, |at| at.min(now));
     let touched = crate::services::conversations::touch_from_contact(
-        &*txn,
-        org,
-        contact_id,
-        channel.id,
-        body.channel_type,
-        written_at,
-        now,
+        &*txn, org, contact_id, channel.id, kind, written_at, now,
     )
     .await?;
     let received = messages::Received {
         org,
         conversation: touched,
         contact: contact_id,
-        content,
+        content: arrival.content.clone(),
         context_id: replied_to,
-        platform: source.as_ref().map(|s| messages::Platform {
+        platform: source.map(|s| messages::Platform {
             provider: s.provider,
             message_id: &s.message_id,
             number: s.number,
@@ -250,53 +285,127 @@ async fn apply(state: &AppState, org: Uuid, arrival: Arrival) -> ApiResult<Optio
         contact_id,
         conversation_id: touched.id,
         message_id: message,
-        created,
+        created: filed.created,
         replied_campaign,
     }))
 }
 
+/// The lookups are read for every new person; a new person without them cannot be.
+fn unreachable_lookups() -> Result<Filed, Retry> {
+    Err(Retry::Failed(ApiError::Internal(anyhow::anyhow!(
+        "a new person's organisation lookups were not read"
+    ))))
+}
+
+/// A person nobody knows yet becomes a contact (source MESSAGING_APP_A_INBOUND), in the
+/// message's transaction: with their phone and its identity when the platform shares it,
+/// and their business-scoped user id (with the username they show) as an identity, so a
+/// person who hides their phone is a contact too and their next message finds them.
+/// [`Retry::Raced`] when another message of theirs created them meanwhile.
+async fn new_contact(
+    txn: &crate::db::WriteTxn,
+    org: Uuid,
+    from: &Person,
+    l: &crate::db::lookups::OrgLookups,
+    now: i64,
+) -> Result<Filed, Retry> {
+    let phone = from.phone.as_ref().map(|p| format!("+{p}"));
+    let body = CreateContact {
+        full_name: from.name.clone().or_else(|| from.username.clone()),
+        primary_phone: phone.filter(|p| wm_core::phone::Phone::parse(p).is_ok()),
+        source: Some(ContactSource::MessagingAppAInbound),
+        ..Default::default()
+    };
+    let planned = contacts::Planned::from_body(body).map_err(ApiError::Validation)?;
+    let author = contacts::Author {
+        user_id: Uuid::nil(),
+        user_name: platform::BY,
+    };
+    let written = contacts::write_new(&**txn, org, author, &[planned], l, now).await;
+    let (contact, _) = match written {
+        Ok(mut w) => w
+            .pop()
+            .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("no contact was written")))?,
+        Err(e) if crate::error::is_unique_violation(&e) => return Err(Retry::Raced),
+        Err(e) => return Err(e.into()),
+    };
+    let resolved = Resolved {
+        contact,
+        known_phone: true,
+        known_user: false,
+    };
+    // Their scoped id taken meanwhile by another message of theirs: this contact would be
+    // a second one.
+    if !platform::remember_person(&**txn, &resolved, from, now).await? {
+        return Err(Retry::Raced);
+    }
+    Ok(Filed {
+        id: resolved.contact.id,
+        created: true,
+    })
+}
+
 /// The person moved their account to a new number (a platform notice with its id): the
-/// contact's identity and phone follow ([`platform::change_number`]), once per notice.
+/// contact's identity and phone follow, and their new scoped id replaces the old
+/// ([`platform::change_number`]), once per notice.
 pub async fn number_changed(
     state: &AppState,
     org: Uuid,
     message_id: &str,
-    from: &str,
+    from: &Person,
     to: &str,
+    user_id: Option<&str>,
 ) -> ApiResult<bool> {
     let now = state.now_ms();
     let txn = state.db.write().await?;
     if !first_sight(&*txn, message_id, now).await? {
         return Ok(false);
     }
-    let changed = platform::change_number(&*txn, org, from, to, now).await?;
+    let changed = platform::change_number(&*txn, org, from, to, user_id, now).await?;
+    txn.commit().await?;
+    Ok(changed)
+}
+
+/// The person's scoped id changed ([`platform::change_user_id`]): the same contact keeps
+/// them. Applying it again changes nothing.
+pub async fn user_id_changed(
+    state: &AppState,
+    org: Uuid,
+    person: &Person,
+    previous: &str,
+    current: &str,
+    parent: Option<&str>,
+) -> ApiResult<bool> {
+    let now = state.now_ms();
+    let txn = state.db.write().await?;
+    let changed =
+        platform::change_user_id(&*txn, org, person, previous, current, parent, now).await?;
     txn.commit().await?;
     Ok(changed)
 }
 
 /// The person stopped (`stop`) or resumed marketing messages from the chat: the contact
-/// their platform id names follows ([`platform::set_opted_out`]); a person who is no
-/// contact changes nothing.
+/// they name follows ([`platform::set_opted_out`]); a person who is no contact changes
+/// nothing.
 pub async fn marketing_preference(
     state: &AppState,
     org: Uuid,
-    wa_id: &str,
+    person: &Person,
     stop: bool,
 ) -> ApiResult<bool> {
     let now = state.now_ms();
     let txn = state.db.write().await?;
-    let Some(Resolved { contact, known }) = platform::resolve(&*txn, org, wa_id).await? else {
+    let Some(resolved) = platform::resolve_person(&*txn, org, person).await? else {
         return Ok(false);
     };
-    if !known {
-        platform::remember(&*txn, &contact, wa_id, now).await?;
-    }
+    platform::remember_person(&*txn, &resolved, person, now).await?;
     let reason = if stop {
         "The person stopped marketing messages from the chat"
     } else {
         "The person resumed marketing messages from the chat"
     };
-    let changed = platform::set_opted_out(&*txn, org, contact.id, stop, reason, now).await?;
+    let changed =
+        platform::set_opted_out(&*txn, org, resolved.contact.id, stop, reason, now).await?;
     txn.commit().await?;
     Ok(changed)
 }
@@ -321,18 +430,6 @@ async fn first_sight(
     Ok(n == 1)
 }
 
-/// The contact a `CONTACT_PHONE_EXISTS` conflict names.
-fn existing_contact(e: &ApiError) -> Option<Uuid> {
-    match e {
-        ApiError::Business {
-            code: Some(ErrorCode::ContactPhoneExists),
-            extra,
-            ..
-        } => extra.get("contactId")?.as_str()?.parse().ok(),
-        _ => None,
-    }
-}
-
 /// A status callback: moves the recipient along the funnel (never backwards).
 pub async fn provider_event(state: &AppState, org: Uuid, body: ProviderEvent) -> ApiResult<bool> {
     let now = state.now_ms();
@@ -345,6 +442,7 @@ pub async fn provider_event(state: &AppState, org: Uuid, body: ProviderEvent) ->
         error: body.error,
         opt_out: false,
         recipient: None,
+        recipient_user_id: None,
     };
     let applied = crate::services::sending::receipts::apply(&*txn, Some(org), &update, now).await?
         == crate::services::sending::receipts::Applied::Moved;

@@ -3,10 +3,25 @@
 
 use wm_types::Money;
 use wm_types::Timestamp;
-use wm_types::admin::{ApiKey, Channel, Deal, Organization};
+use wm_types::admin::{ApiKey, Channel, Deal, Organization, UnappliedPart};
 
 use crate::auth::scopes_from_db;
-use crate::db::entities::{api_key, channel, deal, organization};
+use crate::db::entities::{api_key, channel, deal, organization, platform_unapplied};
+
+/// A platform webhook part wm did not apply, for the operator.
+impl From<platform_unapplied::Model> for UnappliedPart {
+    fn from(u: platform_unapplied::Model) -> Self {
+        UnappliedPart {
+            id: u.id,
+            provider: u.provider,
+            event_id: u.event_id,
+            account: u.account,
+            reason: u.reason,
+            part: u.part,
+            created_at: Timestamp::from_millis(u.created_at),
+        }
+    }
+}
 
 /// An organisation on the wire.
 impl From<organization::Model> for Organization {

@@ -145,7 +145,8 @@ fn contact_of(
         .unwrap_or_else(|| RecipientContact {
             id: r.contact_id,
             full_name: None,
-            primary_phone: Some(r.phone.clone()),
+            // The number it was sent to (a business-scoped user id is no phone).
+            primary_phone: Some(r.phone.clone()).filter(|p| p.starts_with('+')),
         })
 }
 

@@ -31,6 +31,7 @@ impl From<identity::Model> for IdentityRef {
             id: i.id,
             channel_type: i.channel_type,
             external_id: i.external_id,
+            username: i.username,
         }
     }
 }

@@ -64,3 +64,4 @@ mod whatsapp_numbers;
 mod whatsapp_people;
 mod whatsapp_replies;
 mod whatsapp_stops;
+mod whatsapp_usernames;

@@ -232,7 +232,13 @@ async fn a_number_change_moves_the_contacts_whatsapp_identity_and_phone() {
     wa.settle().await;
     let c = org.get(&format!("/contacts/{id}")).await.ok(200);
     assert_eq!(c["primaryPhone"], "+16505559999", "{c}");
-    assert_eq!(whatsapp_ids(&org, &id).await, ["16505559999"]);
+    // The new number comes with the new business-scoped user id Meta makes for it.
+    let new_user_id = wa.fake.user("16505559999").unwrap().user_id;
+    let mut ids = whatsapp_ids(&org, &id).await;
+    ids.sort();
+    let mut want = vec!["16505559999".to_owned(), new_user_id];
+    want.sort();
+    assert_eq!(ids, want);
     let phone = timeline_of(&org, &id, "phone").await;
     assert_eq!(phone.len(), 1, "{phone:?}");
     let phone = &phone[0];

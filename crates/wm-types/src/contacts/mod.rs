@@ -58,8 +58,13 @@ pub struct IdentityRef {
     pub id: Uuid,
     /// The channel's type.
     pub channel_type: ChannelType,
-    /// The contact's id on that channel (a phone without `+`, a username, an address).
+    /// The contact's id on that channel (a phone without `+`, a username, an address; on
+    /// MESSAGING_APP_A also the business-scoped user id of a person who hides their phone
+    /// behind a username, `US.13491208655302741918`).
     pub external_id: String,
+    /// The username the person shows on that channel, when they have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
 }
 
 /// `{id, status, channelType, updatedAt}` of the contact's latest conversation.

@@ -19,6 +19,8 @@ pub struct Model {
     pub contact_created_at: i64,
     pub contact_stage_id: Option<Uuid>,
     pub contact_consent: bool,
+    pub username: Option<String>,
+    pub parent_id: Option<String>,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

@@ -29,6 +29,7 @@ pub mod pending_status;
 pub mod phone_number;
 pub mod platform_event;
 pub mod platform_inbound_seen;
+pub mod platform_unapplied;
 pub mod recipient;
 pub mod simulated_send;
 pub mod template;

@@ -27,6 +27,7 @@ mod m0017_idempotency;
 mod m0018_console_sessions;
 mod m0019_contact_history;
 mod m0020_idempotency_commits;
+mod m0021_platform_users;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -55,6 +56,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0018_console_sessions::Migration),
             Box::new(m0019_contact_history::Migration),
             Box::new(m0020_idempotency_commits::Migration),
+            Box::new(m0021_platform_users::Migration),
         ]
     }
 }

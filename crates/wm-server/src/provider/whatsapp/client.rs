@@ -290,14 +290,16 @@ fn interpret(status: StatusCode, bytes: &[u8]) -> Result<Accepted, SendError> {
                     "the platform answered {status} without a message id"
                 ))
             })?;
-        let recipient = body
-            .pointer("/contacts/0/wa_id")
-            .and_then(Value::as_str)
-            .filter(|w| !w.is_empty())
-            .map(no_nul);
+        let contact = |field: &str| {
+            body.pointer(&format!("/contacts/0/{field}"))
+                .and_then(Value::as_str)
+                .filter(|w| !w.is_empty())
+                .map(no_nul)
+        };
         return Ok(Accepted {
             message_id,
-            recipient,
+            recipient: contact("wa_id"),
+            recipient_user_id: contact("user_id"),
         });
     }
     if let Some(error) = GraphError::parse(bytes) {

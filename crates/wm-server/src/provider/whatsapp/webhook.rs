@@ -2,8 +2,18 @@
 //! `whatsapp_business_account` envelope into [`PlatformEvent`]s.
 //!
 //! Reading is tolerant on purpose: the platform adds fields and message types over time, so
-//! anything unknown is skipped and only a body that is not the envelope at all is an error.
-//! Every string taken from the platform has U+0000 replaced (PostgreSQL refuses it).
+//! only a body that is not the envelope at all is an error; a part inside it that wm cannot
+//! apply (a message naming no sender, a status or field it does not know) is read as
+//! [`PlatformEvent::Unapplied`], never dropped in silence. Every string taken from the
+//! platform has U+0000 replaced (PostgreSQL refuses it).
+//!
+//! People are named by phone (`from`, `wa_id`, `recipient_id`) where Meta shares it and by
+//! their business-scoped user id (`from_user_id`, `contacts[].user_id`,
+//! `recipient_user_id`; a username in `contacts[].profile.username`) always since April
+//! 2026: a person who adopted a username may come with no phone at all. The id changes
+//! with their number (`user_changed_number` carries the new one), and `user_id_update` and
+//! `user_changed_user_id` move it
+//! (<https://developers.facebook.com/documentation/business-messaging/whatsapp/business-scoped-user-ids/>).
 //!
 //! Shapes: status and inbound messages
 //! (<https://developers.facebook.com/documentation/business-messaging/whatsapp/webhooks/reference/messages>),
@@ -16,7 +26,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use wm_core::platform::{
-    Content, Handshake, InboundMedia, InboundMessage, PlatformEvent, PlatformIntake,
+    Content, Handshake, InboundMedia, InboundMessage, Person, PlatformEvent, PlatformIntake,
+    Unapplied,
 };
 use wm_core::provider::StatusUpdate;
 use wm_core::whatsapp;
@@ -137,22 +148,31 @@ pub fn parse(body: &[u8]) -> Result<Vec<PlatformEvent>, String> {
         let changes = entry.get("changes").and_then(Value::as_array);
         for change in changes.into_iter().flatten() {
             let Some(value) = change.get("value") else {
+                events.push(unapplied(None, "change without a value", change));
                 continue;
             };
             match change.get("field").and_then(Value::as_str) {
                 Some("messages") => messages(value, &mut events),
                 Some("user_preferences") => preferences(value, &mut events),
-                Some("message_template_status_update") => {
-                    events.extend(template_status(waba_id.as_deref(), value));
-                }
-                Some("phone_number_quality_update") => {
-                    events.extend(quality(waba_id.as_deref(), value));
-                }
-                _ => {}
+                Some("user_id_update") => user_id_updates(value, &mut events),
+                Some("message_template_status_update") => events.push(
+                    template_status(waba_id.as_deref(), value)
+                        .unwrap_or_else(|| unapplied(None, "template update unreadable", value)),
+                ),
+                Some("phone_number_quality_update") => events.push(
+                    quality(waba_id.as_deref(), value)
+                        .unwrap_or_else(|| unapplied(None, "quality update unreadable", value)),
+                ),
+                _ => events.push(unapplied(None, "field not handled", change)),
             }
         }
     }
     Ok(events)
+}
+
+/// A part wm cannot apply, kept as the platform sent it.
+fn unapplied(account: Option<&str>, reason: &'static str, part: &Value) -> PlatformEvent {
+    PlatformEvent::Unapplied(Unapplied::new(account, reason, &part.to_string()))
 }
 
 /// A non-empty string (or a number, as ids sometimes are), U+0000 replaced.
@@ -180,26 +200,34 @@ fn timestamp_ms(value: Option<&Value>) -> Option<i64> {
 /// `statuses[]` and `messages[]` of a `messages` change.
 fn messages(value: &Value, events: &mut Vec<PlatformEvent>) {
     let Some(phone_number_id) = text(value.pointer("/metadata/phone_number_id")) else {
+        events.push(unapplied(None, "no business number", value));
         return;
     };
+    let account = Some(phone_number_id.as_str());
     let list = |key: &str| value.get(key).and_then(Value::as_array).map(Vec::as_slice);
     for s in list("statuses").unwrap_or_default() {
-        events.extend(status(&phone_number_id, s));
+        events.push(status(&phone_number_id, s).unwrap_or_else(|why| unapplied(account, why, s)));
     }
     let contacts = list("contacts").unwrap_or_default();
     for m in list("messages").unwrap_or_default() {
-        events.extend(inbound(&phone_number_id, contacts, m));
+        events.push(inbound(&phone_number_id, contacts, m));
     }
 }
 
-fn status(phone_number_id: &str, s: &Value) -> Option<PlatformEvent> {
-    let provider_message_id = text(s.get("id"))?;
-    let status = match s.get("status")?.as_str()?.to_ascii_lowercase().as_str() {
+/// A status of `statuses[]`, or why it is not applied.
+fn status(phone_number_id: &str, s: &Value) -> Result<PlatformEvent, &'static str> {
+    let provider_message_id = text(s.get("id")).ok_or("status without a message id")?;
+    let status = match text(s.get("status"))
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+        .as_str()
+    {
         "sent" => RecipientStatus::Sent,
         "delivered" => RecipientStatus::Delivered,
         "read" => RecipientStatus::Read,
         "failed" => RecipientStatus::Failed,
-        _ => return None, // `deleted`, `warning` and whatever comes next
+        // `deleted`, `warning` and whatever comes next: not a step of the funnel.
+        _ => return Err("status not handled"),
     };
     let first_error = s
         .get("errors")
@@ -225,43 +253,71 @@ fn status(phone_number_id: &str, s: &Value) -> Option<PlatformEvent> {
         correlation_id: text(s.get("biz_opaque_callback_data")),
         opt_out: status == RecipientStatus::Failed && code.is_some_and(whatsapp::is_opt_out),
         recipient: text(s.get("recipient_id")),
+        recipient_user_id: text(s.get("recipient_user_id")),
         status,
         at_ms: timestamp_ms(s.get("timestamp")),
         error: error.filter(|e| !e.is_empty()),
     };
-    Some(PlatformEvent::Status {
-        phone_number_id: phone_number_id.to_owned(),
+    Ok(PlatformEvent::Status {
+        account: phone_number_id.to_owned(),
         update,
         code,
     })
 }
 
-fn inbound(phone_number_id: &str, contacts: &[Value], m: &Value) -> Option<PlatformEvent> {
-    let from = text(m.get("from"))?;
-    let message_id = text(m.get("id"))?;
+/// A message of `messages[]`: who wrote (`from` and `from_user_id`, their `contacts[]`
+/// entry for the name and username), what, and when; a `system` notice.
+fn inbound(phone_number_id: &str, contacts: &[Value], m: &Value) -> PlatformEvent {
+    let account = Some(phone_number_id);
+    let Some(message_id) = text(m.get("id")) else {
+        return unapplied(account, "message without an id", m);
+    };
+    let from = person(m, contacts);
     let kind = text(m.get("type"))
         .unwrap_or_else(|| "unknown".to_owned())
         .to_ascii_lowercase();
     if kind == "system" {
-        return number_changed(phone_number_id, &from, &message_id, m);
+        // A notice may name the person only in its body (a user id change).
+        return system(phone_number_id, from, &message_id, m)
+            .unwrap_or_else(|| unapplied(account, "system message not handled", m));
     }
-    let contact = contacts
-        .iter()
-        .find(|c| text(c.get("wa_id")).as_deref() == Some(from.as_str()))
-        .or(if contacts.len() == 1 {
-            contacts.first()
-        } else {
-            None
-        });
-    Some(PlatformEvent::Inbound(Box::new(InboundMessage {
-        phone_number_id: phone_number_id.to_owned(),
+    if !from.is_named() {
+        return unapplied(account, "message without a sender", m);
+    }
+    PlatformEvent::Inbound(Box::new(InboundMessage {
+        account: phone_number_id.to_owned(),
         message_id,
-        name: contact.and_then(|c| text(c.pointer("/profile/name"))),
         from,
         at_ms: timestamp_ms(m.get("timestamp")),
         content: content(&kind, m),
         context_id: text(m.pointer("/context/id")),
-    })))
+    }))
+}
+
+/// The sender of message `m`: its `from` (phone) and `from_user_id` (BSUID), and the entry
+/// of `contacts[]` that names them (by user id or phone; the only one when there is one)
+/// for the profile name, username and parent id.
+fn person(m: &Value, contacts: &[Value]) -> Person {
+    let phone = text(m.get("from"));
+    let user_id = text(m.get("from_user_id"));
+    let same = |c: &&Value| {
+        let cid = text(c.get("user_id"));
+        let cwa = text(c.get("wa_id"));
+        (user_id.is_some() && cid == user_id) || (phone.is_some() && cwa == phone)
+    };
+    let contact = contacts.iter().find(same).or(if contacts.len() == 1 {
+        contacts.first()
+    } else {
+        None
+    });
+    let field = |name: &str| contact.and_then(|c| text(c.pointer(name)));
+    Person {
+        user_id: user_id.or_else(|| field("/user_id")),
+        phone: phone.or_else(|| field("/wa_id")),
+        parent_user_id: text(m.get("from_parent_user_id")).or_else(|| field("/parent_user_id")),
+        username: field("/profile/username"),
+        name: field("/profile/name"),
+    }
 }
 
 /// The content of an inbound message of type `kind`; `unsupported`, `unknown` and kinds
@@ -370,39 +426,102 @@ fn number(value: &Value) -> Option<f64> {
     .filter(|v| v.is_finite())
 }
 
-/// A `system` message: a number change becomes [`PlatformEvent::NumberChanged`]; other
-/// notices (an identity or user-id change) carry nothing wm keeps.
-fn number_changed(
+/// A `system` message: a number change ([`PlatformEvent::NumberChanged`], with the new
+/// business-scoped user id it carries) or a business-scoped user id change
+/// ([`PlatformEvent::UserIdChanged`]: the new id in `system.user_id`, the old one the
+/// message's `from_user_id`, else the one the body names). Other notices are not applied.
+fn system(
     phone_number_id: &str,
-    from: &str,
+    from: Person,
     message_id: &str,
     m: &Value,
 ) -> Option<PlatformEvent> {
     let system = m.get("system")?;
     let kind = text(system.get("type"))?.to_ascii_lowercase();
-    if kind != "user_changed_number" && kind != "customer_changed_number" {
-        return None;
+    let new_user_id = text(system.get("user_id"));
+    match kind.as_str() {
+        "user_changed_number" | "customer_changed_number" if from.is_named() => {
+            // `wa_id` since Graph v12; `new_wa_id` before.
+            let to = text(system.get("wa_id")).or_else(|| text(system.get("new_wa_id")))?;
+            Some(PlatformEvent::NumberChanged {
+                account: phone_number_id.to_owned(),
+                message_id: message_id.to_owned(),
+                from,
+                to,
+                user_id: new_user_id,
+            })
+        }
+        "user_changed_user_id" => {
+            let current = new_user_id?;
+            // "User <name> changed from <OLD_BSUID> to <NEW_BSUID>".
+            let previous = from.user_id.clone().or_else(|| {
+                let body = text(system.get("body"))?;
+                let (_, after) = body.rsplit_once(" changed from ")?;
+                let (old, _) = after.split_once(" to ")?;
+                Some(old.trim().to_owned())
+            })?;
+            Some(PlatformEvent::UserIdChanged {
+                account: phone_number_id.to_owned(),
+                person: Person {
+                    user_id: Some(previous.clone()),
+                    ..from
+                },
+                previous,
+                current,
+                parent: text(system.get("parent_user_id")),
+            })
+        }
+        _ => None,
     }
-    // `wa_id` since Graph v12; `new_wa_id` before.
-    let to = text(system.get("wa_id")).or_else(|| text(system.get("new_wa_id")))?;
-    Some(PlatformEvent::NumberChanged {
-        phone_number_id: phone_number_id.to_owned(),
-        message_id: message_id.to_owned(),
-        from: from.to_owned(),
-        to,
-    })
+}
+
+/// `user_id_update[]` of a `user_id_update` change: a person's business-scoped user id
+/// moved from `user_id.previous` to `user_id.current`.
+fn user_id_updates(value: &Value, events: &mut Vec<PlatformEvent>) {
+    let Some(phone_number_id) = text(value.pointer("/metadata/phone_number_id")) else {
+        events.push(unapplied(None, "no business number", value));
+        return;
+    };
+    let list = value.get("user_id_update").and_then(Value::as_array);
+    for u in list.into_iter().flatten() {
+        let (Some(previous), Some(current)) = (
+            text(u.pointer("/user_id/previous")),
+            text(u.pointer("/user_id/current")),
+        ) else {
+            events.push(unapplied(
+                Some(&phone_number_id),
+                "user id update unreadable",
+                u,
+            ));
+            continue;
+        };
+        events.push(PlatformEvent::UserIdChanged {
+            account: phone_number_id.clone(),
+            person: Person {
+                phone: text(u.get("wa_id")),
+                user_id: Some(previous.clone()),
+                ..Person::default()
+            },
+            previous,
+            current,
+            parent: text(u.pointer("/parent_user_id/current")),
+        });
+    }
 }
 
 /// `user_preferences[]` of a `user_preferences` change: marketing messages stopped or
-/// resumed (other categories and values are skipped).
+/// resumed (other categories and values are not applied).
 fn preferences(value: &Value, events: &mut Vec<PlatformEvent>) {
     let Some(phone_number_id) = text(value.pointer("/metadata/phone_number_id")) else {
+        events.push(unapplied(None, "no business number", value));
         return;
     };
+    let account = Some(phone_number_id.as_str());
     let list = value.get("user_preferences").and_then(Value::as_array);
     for p in list.into_iter().flatten() {
         let category = text(p.get("category")).map(|c| c.to_ascii_lowercase());
         if category.as_deref() != Some("marketing_messages") {
+            events.push(unapplied(account, "preference not handled", p));
             continue;
         }
         let stop = match text(p.get("value"))
@@ -411,14 +530,24 @@ fn preferences(value: &Value, events: &mut Vec<PlatformEvent>) {
         {
             Some("stop") => true,
             Some("resume") => false,
-            _ => continue,
+            _ => {
+                events.push(unapplied(account, "preference not handled", p));
+                continue;
+            }
         };
-        let Some(wa_id) = text(p.get("wa_id")) else {
+        let person = Person {
+            phone: text(p.get("wa_id")),
+            user_id: text(p.get("user_id")),
+            parent_user_id: text(p.get("parent_user_id")),
+            ..Person::default()
+        };
+        if !person.is_named() {
+            events.push(unapplied(account, "preference without a person", p));
             continue;
-        };
+        }
         events.push(PlatformEvent::Preference {
-            phone_number_id: phone_number_id.clone(),
-            wa_id,
+            account: phone_number_id.clone(),
+            person,
             stop,
         });
     }
@@ -434,7 +563,7 @@ fn template_status(waba_id: Option<&str>, value: &Value) -> Option<PlatformEvent
         other => Some(other.to_owned()),
     };
     Some(PlatformEvent::TemplateStatus {
-        waba_id: waba_id?.to_owned(),
+        business_account: waba_id?.to_owned(),
         name: text(value.get("message_template_name"))?,
         language: text(value.get("message_template_language"))?,
         reason: text(value.get("reason")).filter(|r| !r.eq_ignore_ascii_case("NONE")),
@@ -447,7 +576,7 @@ fn template_status(waba_id: Option<&str>, value: &Value) -> Option<PlatformEvent
 fn quality(waba_id: Option<&str>, value: &Value) -> Option<PlatformEvent> {
     let event = text(value.get("event"))?;
     Some(PlatformEvent::Quality {
-        waba_id: waba_id?.to_owned(),
+        business_account: waba_id?.to_owned(),
         display_phone_number: text(value.get("display_phone_number"))?,
         rating: whatsapp::quality_rating(&event),
         event,

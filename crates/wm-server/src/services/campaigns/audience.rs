@@ -10,13 +10,14 @@ use sea_orm::{
     FromQueryResult, Order, QueryFilter, QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
+use wm_core::address::Address;
 use wm_core::campaigns::{self as rules, AudienceSource, CampaignError};
 use wm_core::messaging::{Ineligible, messageable};
-use wm_core::phone::Phone;
 use wm_core::pricing::RateCard;
 use wm_types::Page;
 use wm_types::campaigns::{Audience, AudienceResult, CampaignStatus, Recipient, RecipientsQuery};
 use wm_types::common::PageMeta;
+use wm_types::contacts::IdentityRef;
 use wm_types::enums::RecipientStatus;
 
 use crate::db::entities::{campaign, contact, contact_tag, organization, recipient};
@@ -134,9 +135,42 @@ async fn recipient_page(
 pub(super) struct AudienceRow {
     id: Uuid,
     primary_phone: Option<String>,
+    /// The identities of a contact without a phone (null otherwise, so a million
+    /// contacts with phones bring none back): one may be the business-scoped user id of a
+    /// person who hides their phone, which a campaign is sent to.
+    identities: Option<String>,
     opted_out: bool,
     consent_given: bool,
     created_at: i64,
+}
+
+/// `CASE WHEN primary_phone IS NULL THEN identities END`: a contact's identities only when
+/// it has no phone ([`AudienceRow::identities`]).
+fn identities_without_phone() -> Expr {
+    let c = |col: contact::Column| Expr::col((contact::Entity, col));
+    sea_orm::sea_query::CaseStatement::new()
+        .case(
+            c(contact::Column::PrimaryPhone).is_null(),
+            c(contact::Column::Identities),
+        )
+        .into()
+}
+
+impl AudienceRow {
+    /// Where the contact would be sent a campaign: its phone, else a business-scoped user
+    /// id it is known by.
+    fn address(&self) -> Option<Address> {
+        let identities: Vec<IdentityRef> = match &self.identities {
+            Some(json) => crate::db::stored::json("contacts.identities", self.id, json),
+            None => Vec::new(),
+        };
+        wm_core::messaging::whatsapp_address(
+            self.primary_phone.as_deref(),
+            identities
+                .iter()
+                .map(|i| (i.channel_type, i.external_id.as_str())),
+        )
+    }
 }
 
 /// The audience source's next `step` contacts after `after` (creation time, id), in that
@@ -155,6 +189,7 @@ async fn source_step(
             c(contact::Column::PrimaryPhone),
             Alias::new("primary_phone"),
         )
+        .expr_as(identities_without_phone(), Alias::new("identities"))
         .expr_as(c(contact::Column::OptedOut), Alias::new("opted_out"))
         .expr_as(
             c(contact::Column::ConsentGiven),
@@ -229,6 +264,7 @@ impl<C: ConnectionTrait> Reader<'_, C> {
                     .select_only()
                     .column(contact::Column::Id)
                     .column(contact::Column::PrimaryPhone)
+                    .expr_as(identities_without_phone(), "identities")
                     .column(contact::Column::OptedOut)
                     .column(contact::Column::ConsentGiven)
                     .column(contact::Column::CreatedAt)
@@ -502,8 +538,8 @@ fn recipients_of(
 ) -> Vec<recipient::ActiveModel> {
     let mut rows = Vec::with_capacity(step.len());
     for m in step {
-        let phone = match messageable(m.opted_out, m.consent_given, m.primary_phone) {
-            Ok(phone) => phone,
+        let address = match messageable(m.opted_out, m.consent_given, m.address()) {
+            Ok(address) => address,
             Err(Ineligible::NoPhone) => {
                 result.without_phone += 1;
                 continue;
@@ -513,9 +549,7 @@ fn recipients_of(
                 continue;
             }
         };
-        let market = card
-            .market_for(&Phone::from_stored(phone.clone()))
-            .map(|r| r.market.clone());
+        let market = card.market_for_address(&address).map(|r| r.market.clone());
         if market.is_none() {
             result.unpriceable += 1;
         }
@@ -524,7 +558,8 @@ fn recipients_of(
             organization_id: Set(org),
             campaign_id: Set(campaign),
             contact_id: Set(m.id),
-            phone: Set(phone),
+            // The address it is sent to: a phone, or a business-scoped user id.
+            phone: Set(address.stored().to_owned()),
             market: Set(market),
             status: Set(RecipientStatus::Pending),
             cost_micros: Set(0),

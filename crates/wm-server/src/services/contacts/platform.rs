@@ -1,18 +1,21 @@
-//! What the messaging platform knows of a contact: which contact a person's platform id
-//! names (through every form of their number, [`wm_core::wa_id`]), the ids it remembers for
-//! them, and the changes the person makes from the chat (stopping or resuming marketing
-//! messages, moving to a new number). Each change is saved like a PATCH and recorded the
+//! What the messaging platform knows of a contact: which contact a person names (their
+//! business-scoped user id, else every form of their number, [`wm_core::wa_id`]), the ids,
+//! username and parent id it remembers for them, and the changes the person makes from the
+//! chat (stopping or resuming marketing messages, moving to a new number, a new scoped id). Each change is saved like a PATCH and recorded the
 //! same way (`contact.updated`, a timeline entry), in the caller's transaction.
 
 use sea_orm::{ConnectionTrait, DbErr};
 use uuid::Uuid;
+use wm_core::address::is_user_id;
 use wm_core::phone::Phone;
+use wm_core::platform::Person;
 use wm_types::contacts::TimelineKind;
 use wm_types::enums::ChannelType;
 
 use super::{Change, record_change};
 use crate::db;
 use crate::db::entities::contact;
+use crate::db::identities::Shown;
 use crate::db::lookups::OrgLookups;
 use crate::error::ApiError;
 
@@ -21,12 +24,16 @@ pub const BY: &str = "Messaging platform";
 
 const KIND: ChannelType = ChannelType::MessagingAppA;
 
-/// A contact found for a platform id.
+/// A contact found for a person the platform names.
 pub struct Resolved {
     /// The contact.
     pub contact: contact::Model,
-    /// Whether that exact id is already one of its identities (nothing to remember).
-    pub known: bool,
+    /// Whether the person's exact phone id is already one of its identities (nothing to
+    /// remember); true when the platform gave no phone.
+    pub known_phone: bool,
+    /// Whether the person's scoped id is already one of its identities; true when the
+    /// platform gave none.
+    pub known_user: bool,
 }
 
 /// The contact a person's platform id (`wa_id`) names: the one holding that id as an
@@ -44,8 +51,12 @@ pub async fn resolve(
     if let Some(i) = identities.iter().min_by_key(|i| rank(&i.external_id))
         && let Some(contact) = db::contacts::find(conn, org, i.contact_id).await?
     {
-        let known = i.external_id == wa_id;
-        return Ok(Some(Resolved { contact, known }));
+        let known_phone = i.external_id == wa_id;
+        return Ok(Some(Resolved {
+            contact,
+            known_phone,
+            known_user: true,
+        }));
     }
     let phones: Vec<String> = forms.iter().map(|f| format!("+{f}")).collect();
     let refs: Vec<&str> = phones.iter().map(String::as_str).collect();
@@ -55,8 +66,98 @@ pub async fn resolve(
         .min_by_key(|c| rank(c.primary_phone.as_deref().map_or("", |p| &p[1..])))
         .map(|contact| Resolved {
             contact,
-            known: false,
+            known_phone: false,
+            known_user: true,
         }))
+}
+
+/// The contact a person names: the one holding their scoped id (WhatsApp's business-scoped
+/// user id, the exact key of the person), else the one their phone names ([`resolve`]).
+/// Nothing is guessed: a person with neither is nobody's.
+pub async fn resolve_person(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    person: &Person,
+) -> Result<Option<Resolved>, DbErr> {
+    if let Some(user_id) = person.user_id.as_deref()
+        && let Some(i) = db::identities::find(conn, org, KIND, user_id).await?
+        && let Some(contact) = db::contacts::find(conn, org, i.contact_id).await?
+    {
+        let known_phone = match person.phone.as_deref() {
+            Some(phone) => db::identities::find(conn, org, KIND, phone)
+                .await?
+                .is_some(),
+            None => true,
+        };
+        return Ok(Some(Resolved {
+            contact,
+            known_phone,
+            known_user: true,
+        }));
+    }
+    let Some(phone) = person.phone.as_deref() else {
+        return Ok(None);
+    };
+    Ok(resolve(conn, org, phone).await?.map(|r| Resolved {
+        known_user: person.user_id.is_none(),
+        ..r
+    }))
+}
+
+/// Remembers what the platform told of a person on the contact it resolved to: their
+/// phone's exact form and their scoped id as identities (when nobody holds them yet), and
+/// the username and parent id they show. `false` when the scoped id is another contact's
+/// (the person then stays with the contact that holds it next time).
+pub async fn remember_person(
+    conn: &impl ConnectionTrait,
+    resolved: &Resolved,
+    person: &Person,
+    now: i64,
+) -> Result<bool, DbErr> {
+    let contact = &resolved.contact;
+    let org = contact.organization_id;
+    let Some(channel) = db::lookups::active_channel(conn, org, KIND).await? else {
+        return Ok(true);
+    };
+    let mut changed = false;
+    if let Some(phone) = person.phone.as_deref().filter(|_| !resolved.known_phone) {
+        changed |= db::identities::insert_if_absent(
+            conn,
+            contact,
+            channel.id,
+            KIND,
+            phone,
+            Shown::default(),
+            now,
+        )
+        .await?;
+    }
+    let mut mine = true;
+    if let Some(user_id) = person.user_id.as_deref() {
+        let shown = Shown {
+            username: person.username.as_deref(),
+            parent_id: person.parent_user_id.as_deref(),
+        };
+        if resolved.known_user {
+            if let Some(i) = db::identities::find(conn, org, KIND, user_id).await? {
+                mine = i.contact_id == contact.id;
+                if mine {
+                    changed |= db::identities::set_shown(conn, i.id, shown).await?;
+                }
+            }
+        } else {
+            let added = db::identities::insert_if_absent(
+                conn, contact, channel.id, KIND, user_id, shown, now,
+            )
+            .await?;
+            changed |= added;
+            mine = added;
+        }
+    }
+    if changed {
+        db::contacts::refresh_identities(conn, org, contact.id).await?;
+    }
+    Ok(mine)
 }
 
 /// Remembers `wa_id` as the contact's identity on the platform (when the organisation has
@@ -71,35 +172,95 @@ pub async fn remember(
     let Some(channel) = db::lookups::active_channel(conn, org, KIND).await? else {
         return Ok(false);
     };
-    let added =
-        db::identities::insert_if_absent(conn, contact, channel.id, KIND, wa_id, now).await?;
+    let added = db::identities::insert_if_absent(
+        conn,
+        contact,
+        channel.id,
+        KIND,
+        wa_id,
+        Shown::default(),
+        now,
+    )
+    .await?;
     if added {
         db::contacts::refresh_identities(conn, org, contact.id).await?;
     }
     Ok(added)
 }
 
-/// Remembers the id the platform used for a message sent to `phone` (its send answer's
-/// `wa_id`, a status's `recipient_id`) when it is another spelling of the number.
+/// Remembers the ids the platform reported for a message sent to the contact at
+/// `address`: its send answer's or status's `wa_id` when it is another spelling of the
+/// number, and the person's business-scoped user id (so a message they send with no phone
+/// finds them).
 pub async fn remember_reported(
     conn: &impl ConnectionTrait,
     org: Uuid,
     contact_id: Uuid,
-    phone: &str,
+    address: &str,
     wa_id: Option<&str>,
+    user_id: Option<&str>,
     now: i64,
 ) -> Result<(), DbErr> {
-    let Some(wa_id) = wa_id.filter(|w| !w.is_empty() && Some(*w) != phone.strip_prefix('+')) else {
-        return Ok(());
-    };
-    if db::identities::find(conn, org, KIND, wa_id)
-        .await?
-        .is_some()
-    {
+    let wa_id = wa_id.filter(|w| !w.is_empty() && Some(*w) != address.strip_prefix('+'));
+    let user_id = user_id.filter(|u| !u.is_empty() && *u != address);
+    let mut new = Vec::new();
+    for id in [wa_id, user_id].into_iter().flatten() {
+        if db::identities::find(conn, org, KIND, id).await?.is_none() {
+            new.push(id);
+        }
+    }
+    if new.is_empty() {
         return Ok(());
     }
     if let Some(contact) = db::contacts::find(conn, org, contact_id).await? {
-        remember(conn, &contact, wa_id, now).await?;
+        for id in new {
+            remember(conn, &contact, id, now).await?;
+        }
+    }
+    Ok(())
+}
+
+/// [`remember_reported`]'s business-scoped user ids for many statuses at once (`(org,
+/// contact, user id)`): the ids held already are read in one query per organisation, and
+/// only new ones are written, so a burst of statuses whose people are known costs a read.
+pub async fn remember_user_ids(
+    conn: &impl ConnectionTrait,
+    reported: &[(Uuid, Uuid, &str)],
+    now: i64,
+) -> Result<(), DbErr> {
+    let mut orgs: Vec<Uuid> = reported.iter().map(|(org, _, _)| *org).collect();
+    orgs.sort_unstable();
+    orgs.dedup();
+    for org in orgs {
+        let mut ids: Vec<&str> = reported
+            .iter()
+            .filter(|(o, _, _)| *o == org)
+            .map(|(_, _, id)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let held: std::collections::HashSet<String> =
+            db::identities::with_external_ids(conn, org, KIND, &ids)
+                .await?
+                .into_iter()
+                .map(|i| i.external_id)
+                .collect();
+        let mut new: Vec<(Uuid, &str)> = Vec::new();
+        for (o, contact, id) in reported {
+            if *o == org && !held.contains(*id) && !new.iter().any(|(_, n)| n == id) {
+                new.push((*contact, id));
+            }
+        }
+        if new.is_empty() {
+            continue;
+        }
+        let contacts =
+            db::contacts::find_many(conn, org, new.iter().map(|(c, _)| *c).collect()).await?;
+        for (contact, id) in new {
+            if let Some(contact) = contacts.iter().find(|c| c.id == contact) {
+                remember(conn, contact, id, now).await?;
+            }
+        }
     }
     Ok(())
 }
@@ -132,15 +293,17 @@ pub async fn set_opted_out(
     Ok(true)
 }
 
-/// The person moved their account from `from` to `to` (platform ids): the contact's
+/// The person moved their account to the number `to` (its digits): the contact's
 /// identity moves, and so does its primary phone when it was that number (unless another
-/// contact holds the new one), with a phone timeline entry and `contact.updated`. `false`
-/// when no contact has the old number.
+/// contact holds the new one), with a phone timeline entry and `contact.updated`; their old
+/// scoped id gives way to `new_user_id`, which the platform makes with a new number. `false`
+/// when the person is no contact.
 pub async fn change_number(
     conn: &impl ConnectionTrait,
     org: Uuid,
-    from: &str,
+    from: &Person,
     to: &str,
+    new_user_id: Option<&str>,
     now: i64,
 ) -> Result<bool, DbErr> {
     let Ok(new_phone) = Phone::parse(&format!("+{to}")) else {
@@ -149,12 +312,27 @@ pub async fn change_number(
     };
     let Some(Resolved {
         contact: before, ..
-    }) = resolve(conn, org, from).await?
+    }) = resolve_person(conn, org, from).await?
     else {
         return Ok(false);
     };
-    let old_forms = wm_core::wa_id::forms(from);
-    let dropped = db::identities::delete_of_contact(conn, before.id, KIND, &old_forms).await?;
+    let old_forms = from
+        .phone
+        .as_deref()
+        .map(wm_core::wa_id::forms)
+        .unwrap_or_default();
+    let mut dropped = db::identities::delete_of_contact(conn, before.id, KIND, &old_forms).await?;
+    if let Some(user_id) = new_user_id {
+        let old_ids: Vec<String> =
+            db::identities::of_contact_where(conn, before.id, KIND, is_user_id)
+                .await?
+                .into_iter()
+                .map(|i| i.external_id)
+                .filter(|id| id != user_id)
+                .collect();
+        dropped += db::identities::delete_of_contact(conn, before.id, KIND, &old_ids).await?;
+        remember(conn, &before, user_id, now).await?;
+    }
     if !remember(conn, &before, new_phone.digits(), now).await? && dropped > 0 {
         db::contacts::refresh_identities(conn, org, before.id).await?;
     }
@@ -182,6 +360,44 @@ pub async fn change_number(
     };
     save(conn, &before, &fields, &entry, &["primaryPhone"], now).await?;
     Ok(true)
+}
+
+/// The person's scoped id changed from `previous` to `current` (WhatsApp's `user_id_update`
+/// or `user_changed_user_id`): the identity follows, the same contact keeps them. A person
+/// the old id names nobody is found by their phone and gains the new id. `false` when
+/// they are no contact.
+pub async fn change_user_id(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    person: &Person,
+    previous: &str,
+    current: &str,
+    parent: Option<&str>,
+    now: i64,
+) -> Result<bool, DbErr> {
+    if let Some(contact) =
+        db::identities::rename(conn, org, KIND, previous, current, parent).await?
+    {
+        db::contacts::refresh_identities(conn, org, contact).await?;
+        return Ok(true);
+    }
+    let by_phone = Person {
+        user_id: None,
+        ..person.clone()
+    };
+    let Some(resolved) = resolve_person(conn, org, &by_phone).await? else {
+        return Ok(false);
+    };
+    let now_known = Person {
+        user_id: Some(current.to_owned()),
+        parent_user_id: parent.map(str::to_owned),
+        ..by_phone
+    };
+    let resolved = Resolved {
+        known_user: false,
+        ..resolved
+    };
+    remember_person(conn, &resolved, &now_known, now).await
 }
 
 /// Saves a platform change of `before` (`fields`, naming `changed`): the row, its timeline

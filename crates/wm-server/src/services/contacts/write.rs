@@ -91,6 +91,7 @@ pub async fn write_new(
                     id: Uuid::now_v7(),
                     channel_type: ChannelType::MessagingAppA,
                     external_id: p.digits().to_owned(),
+                    username: None,
                 })
                 .into_iter()
                 .collect();
@@ -124,6 +125,8 @@ pub async fn write_new(
                     contact_created_at: mirror.created_at,
                     contact_stage_id: mirror.stage,
                     contact_consent: mirror.consent,
+                    username: None,
+                    parent_id: None,
                 })
             })
             .collect();

@@ -16,10 +16,12 @@ use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
-use wm_core::platform::PlatformEvent;
+use wm_core::platform::{PlatformEvent, Unapplied};
 use wm_core::provider::StatusUpdate;
 
-use super::{CLAIM_MS, Parsed, apply_claimed, mark_processed, number_by_platform_id, parse};
+use super::{
+    CLAIM_MS, Parsed, apply_claimed, mark_processed, number_by_platform_id, parse, unapplied,
+};
 use crate::db::entities::platform_event;
 use crate::services::sending::receipts;
 use crate::state::AppState;
@@ -49,8 +51,12 @@ pub async fn apply_pending(state: &AppState) -> anyhow::Result<usize> {
     Ok(taken)
 }
 
+/// What a run applies together: statuses, and parts that are only kept as not applied.
 fn is_status(e: &PlatformEvent) -> bool {
-    matches!(e, PlatformEvent::Status { .. })
+    matches!(
+        e,
+        PlatformEvent::Status { .. } | PlatformEvent::Unapplied(_)
+    )
 }
 
 /// Claims the oldest waiting webhooks for this worker.
@@ -116,33 +122,44 @@ async fn apply_run(
     conn: &impl ConnectionTrait,
     run: &[(platform_event::Model, Vec<PlatformEvent>)],
 ) -> anyhow::Result<()> {
+    let now = state.now_ms();
     let mut orgs: HashMap<String, Option<Uuid>> = HashMap::new();
     let mut statuses: Vec<(Option<Uuid>, StatusUpdate)> = Vec::new();
-    for (_, events) in run {
+    for (row, events) in run {
         for e in events {
-            let PlatformEvent::Status {
-                phone_number_id,
-                update,
-                ..
-            } = e
-            else {
-                continue;
+            let (account, update) = match e {
+                PlatformEvent::Status {
+                    account, update, ..
+                } => (account, update),
+                PlatformEvent::Unapplied(u) => {
+                    unapplied::record(conn, &row.provider, Some(row.id), u, now).await?;
+                    continue;
+                }
+                _ => continue,
             };
-            let org = match orgs.get(phone_number_id) {
+            let org = match orgs.get(account) {
                 Some(org) => *org,
                 None => {
-                    let org = number_by_platform_id(conn, phone_number_id)
+                    let org = number_by_platform_id(conn, account)
                         .await?
                         .map(|n| n.organization_id);
-                    orgs.insert(phone_number_id.clone(), org);
+                    orgs.insert(account.clone(), org);
                     org
                 }
             };
-            if let Some(org) = org {
-                statuses.push((Some(org), update.clone()));
+            match org {
+                Some(org) => statuses.push((Some(org), update.clone())),
+                None => {
+                    let u = Unapplied::new(
+                        Some(account),
+                        unapplied::UNKNOWN_ACCOUNT,
+                        &format!("{update:?}"),
+                    );
+                    unapplied::record(conn, &row.provider, Some(row.id), &u, now).await?;
+                }
             }
         }
     }
-    receipts::apply_many(conn, &statuses, state.now_ms()).await?;
+    receipts::apply_many(conn, &statuses, now).await?;
     Ok(())
 }

@@ -32,6 +32,7 @@ const GIVE_UP_MS: i64 = 7 * 24 * 3_600_000;
 
 mod batch;
 mod keep;
+pub mod unapplied;
 
 pub use batch::{BATCH, apply_pending};
 pub use keep::{GroupCommit, keep};
@@ -73,7 +74,7 @@ pub(crate) async fn apply_claimed(
     parsed: Parsed,
 ) -> anyhow::Result<bool> {
     let applied = match parsed {
-        Parsed::Events(provider, events) => apply_events(state, provider, events).await,
+        Parsed::Events(provider, events) => apply_events(state, provider, row.id, events).await,
         Parsed::Unreadable => Ok(()),
     };
     if let Err(e) = applied {
@@ -107,11 +108,25 @@ pub(crate) async fn mark_processed(
 async fn apply_events(
     state: &AppState,
     provider: &'static str,
+    event_id: Uuid,
     events: Vec<PlatformEvent>,
 ) -> anyhow::Result<()> {
     for e in events {
-        apply_event(state, provider, e).await?;
+        apply_event(state, provider, event_id, e).await?;
     }
+    Ok(())
+}
+
+/// Keeps a part that cannot be applied (its own transaction).
+async fn unapplied(
+    state: &AppState,
+    provider: &'static str,
+    event_id: Uuid,
+    u: &wm_core::platform::Unapplied,
+) -> anyhow::Result<()> {
+    let txn = state.db.write().await?;
+    unapplied::record(&*txn, provider, Some(event_id), u, state.now_ms()).await?;
+    txn.commit().await?;
     Ok(())
 }
 
@@ -127,6 +142,7 @@ pub async fn purge(conn: &impl ConnectionTrait, cutoff: i64) -> Result<(), sea_o
         .filter(platform_inbound_seen::Column::CreatedAt.lt(cutoff))
         .exec(conn)
         .await?;
+    unapplied::purge(conn, cutoff).await?;
     pending_status::Entity::delete_many()
         .filter(pending_status::Column::CreatedAt.lt(cutoff))
         .exec(conn)
@@ -148,19 +164,28 @@ pub(crate) async fn number_by_platform_id(
 async fn apply_event(
     state: &AppState,
     provider: &'static str,
+    event_id: Uuid,
     e: PlatformEvent,
 ) -> anyhow::Result<()> {
-    if let Some(id) = e.phone_number_id() {
+    if let PlatformEvent::Unapplied(u) = &e {
+        return unapplied(state, provider, event_id, u).await;
+    }
+    if let Some(id) = e.account() {
         // An event of one business number is its organisation's; one of a number that is
-        // not ours is acknowledged and ignored.
+        // not ours is acknowledged, and kept as not applied.
         let Some(number) = number_by_platform_id(&state.db.conn, id).await? else {
-            return Ok(());
+            let u = wm_core::platform::Unapplied::new(
+                Some(id),
+                unapplied::UNKNOWN_ACCOUNT,
+                &format!("{e:?}"),
+            );
+            return unapplied(state, provider, event_id, &u).await;
         };
         return apply_to_org(state, provider, &number, e).await;
     }
     match e {
         PlatformEvent::TemplateStatus {
-            waba_id,
+            business_account: waba_id,
             name,
             language,
             new_status: Some(status),
@@ -168,7 +193,7 @@ async fn apply_event(
             ..
         } => template_status(state, &waba_id, &name, &language, &status, stop_reason).await?,
         PlatformEvent::Quality {
-            waba_id,
+            business_account: waba_id,
             display_phone_number,
             rating,
             ..
@@ -216,18 +241,32 @@ async fn apply_to_org(
             message_id,
             from,
             to,
+            user_id,
             ..
         } => {
-            inbound::number_changed(state, org, &message_id, &from, &to)
+            inbound::number_changed(state, org, &message_id, &from, &to, user_id.as_deref())
                 .await
                 .map_err(|e| anyhow::anyhow!("number change {message_id}: {e}"))?;
         }
-        PlatformEvent::Preference { wa_id, stop, .. } => {
-            inbound::marketing_preference(state, org, &wa_id, stop)
+        PlatformEvent::UserIdChanged {
+            person,
+            previous,
+            current,
+            parent,
+            ..
+        } => {
+            inbound::user_id_changed(state, org, &person, &previous, &current, parent.as_deref())
+                .await
+                .map_err(|e| anyhow::anyhow!("user id change: {e}"))?;
+        }
+        PlatformEvent::Preference { person, stop, .. } => {
+            inbound::marketing_preference(state, org, &person, stop)
                 .await
                 .map_err(|e| anyhow::anyhow!("marketing preference: {e}"))?;
         }
-        PlatformEvent::TemplateStatus { .. } | PlatformEvent::Quality { .. } => {}
+        PlatformEvent::TemplateStatus { .. }
+        | PlatformEvent::Quality { .. }
+        | PlatformEvent::Unapplied(_) => {}
     }
     Ok(())
 }

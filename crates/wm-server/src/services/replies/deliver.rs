@@ -133,7 +133,7 @@ async fn send_one(state: &AppState, m: &message::Model) -> anyhow::Result<Answer
     let to = contact::Entity::find_by_id(m.contact_id)
         .unique(conn)
         .await?
-        .and_then(|k| k.primary_phone);
+        .and_then(|k| super::address_of(&k));
     let Some(to) = to else {
         let reason = "the contact has no phone number any more".into();
         return settle(

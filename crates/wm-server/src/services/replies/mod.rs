@@ -12,7 +12,7 @@
 
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use uuid::Uuid;
-use wm_core::phone::Phone;
+use wm_core::address::Address;
 use wm_core::templates;
 use wm_types::Money;
 use wm_types::campaigns::{TemplateCategory, TemplateStatus};
@@ -36,6 +36,18 @@ use crate::views::conversations::WINDOW_MS;
 
 pub mod deliver;
 pub mod read;
+
+/// Where a contact is answered: its phone, else the business-scoped user id of a person who
+/// hides theirs ([`wm_core::messaging::whatsapp_address`]).
+pub fn address_of(k: &contact::Model) -> Option<Address> {
+    let identities = crate::db::contacts::identities_of(k);
+    wm_core::messaging::whatsapp_address(
+        k.primary_phone.as_deref(),
+        identities
+            .iter()
+            .map(|i| (i.channel_type, i.external_id.as_str())),
+    )
+}
 
 /// Whether the customer-service window of a conversation is open at `now`.
 pub fn window_open(c: &conversation::Model, now: i64) -> bool {
@@ -242,11 +254,12 @@ async fn prepare(
 }
 
 /// The price of a reply: nothing for a free-form one; a template's rate for the contact's
-/// market, nothing for UTILITY inside an open window.
+/// market (a business-scoped user id's by its country), nothing for UTILITY inside an open
+/// window.
 fn price(
     o: &organization::Model,
     t: Option<&template::Model>,
-    to: &str,
+    to: &Address,
     window_open: bool,
 ) -> ApiResult<Money> {
     let Some(t) = t else { return Ok(Money(0)) };
@@ -254,7 +267,7 @@ fn price(
         return Ok(Money(0));
     }
     sending::rate_card(o)
-        .market_for(&Phone::from_stored(to.to_owned()))
+        .market_for_address(to)
         .map(|m| m.price(t.category))
         .ok_or_else(|| {
             ApiError::bad_request("The contact's number has no known market to price the template.")
@@ -296,9 +309,7 @@ pub async fn send(
     let k = crate::db::contacts::find(&*txn, org, c.contact_id)
         .await?
         .ok_or_else(|| ApiError::not_found("Contact"))?;
-    let to = k
-        .primary_phone
-        .clone()
+    let to = address_of(&k)
         .ok_or_else(|| ApiError::bad_request("The contact has no phone number to answer."))?;
     let reply_to_id = match body.reply_to_message_id {
         Some(m) => Some(
@@ -324,6 +335,13 @@ pub async fn send(
         return Err(ApiError::bad_request(
             "The contact opted out of marketing messages.",
         ));
+    }
+    // Known only by their business-scoped user id: the platform would refuse some
+    // templates to them (131062), so they are refused here, before any charge.
+    if let (Address::UserId(_), Some(t)) = (&to, &p.template)
+        && let Some(why) = wm_core::whatsapp::refuses_user_id(t.category)
+    {
+        return Err(ApiError::bad_request(why));
     }
     let o = organization::Entity::find_by_id(org)
         .unique(&*txn)

@@ -142,6 +142,7 @@ pub async fn sent(
         r.contact_id,
         &r.phone,
         accepted.recipient.as_deref(),
+        accepted.recipient_user_id.as_deref(),
         now,
     )
     .await

@@ -4,9 +4,9 @@
 use crate::db::Unique;
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use wm_core::address::Address;
 use wm_core::automations::run::StepOutcome;
 use wm_core::messaging::messageable;
-use wm_core::phone::Phone;
 use wm_core::provider::{OutboundContent, OutboundMessage, SendError};
 use wm_types::Timestamp;
 use wm_types::automations::{RunStep, StepKind, StepType};
@@ -32,8 +32,9 @@ impl AutomationWorker {
     ) -> Result<StepOutcome, String> {
         let conn = &self.state.db.conn;
         let db = |e: sea_orm::DbErr| e.to_string();
-        let phone = match messageable(c.opted_out, c.consent_given, c.primary_phone.clone()) {
-            Ok(phone) => phone,
+        let to = crate::services::replies::address_of(c);
+        let to = match messageable(c.opted_out, c.consent_given, to) {
+            Ok(to) => to,
             Err(why) => return Ok(StepOutcome::Skipped(why.reason().into())),
         };
         let org = c.organization_id;
@@ -58,8 +59,13 @@ impl AutomationWorker {
             .map_err(db)?
             .ok_or("organization missing")?;
         let category = tpl.category;
+        if matches!(to, Address::UserId(_))
+            && let Some(why) = wm_core::whatsapp::refuses_user_id(category)
+        {
+            return Err(why.to_owned());
+        }
         let price = sending::rate_card(&o)
-            .market_for(&Phone::from_stored(phone.clone()))
+            .market_for_address(&to)
             .map(|m| m.price(category))
             .ok_or("unpriceable destination: the number has no known market")?;
         // Charged once: the charge and its mark in the run's log are one transaction.
@@ -100,7 +106,7 @@ impl AutomationWorker {
             correlation_id: format!("{}:{index}", run.id),
             from: sender.number_e164.clone(),
             account: crate::worker::dispatch::account(&self.state, &sender),
-            to: phone.clone(),
+            to: to.clone(),
             content: OutboundContent::Template {
                 name: tpl.name.clone(),
                 language: tpl.language.clone(),

@@ -10,6 +10,7 @@ use futures::StreamExt;
 use sea_orm::{EntityTrait, QuerySelect};
 use tracing::Instrument;
 use uuid::Uuid;
+use wm_core::address::Address;
 use wm_core::messaging::messageable;
 use wm_core::provider::{OutboundContent, OutboundMessage, PlatformAccount, SendError};
 use wm_core::templates::{self, VarSource};
@@ -90,7 +91,8 @@ impl Context {
     ) -> (OutboundMessage, Option<String>) {
         let values = templates::ContactValues {
             full_name: k.and_then(|k| k.full_name.as_deref()),
-            primary_phone: Some(r.phone.as_str()),
+            // The number it is sent to (none for a business-scoped user id).
+            primary_phone: Some(r.phone.as_str()).filter(|p| p.starts_with('+')),
             primary_email: k.and_then(|k| k.primary_email.as_deref()),
             company: k.and_then(|k| k.company.as_deref()),
             country: k.and_then(|k| k.country.as_deref()),
@@ -104,7 +106,7 @@ impl Context {
             correlation_id: r.id.to_string(),
             from: self.sender.number_e164.clone(),
             account: self.account.clone(),
-            to: r.phone.clone(),
+            to: Address::from_stored(&r.phone),
             content: OutboundContent::Template {
                 name: self.template.name.clone(),
                 language: self.template.language.clone(),

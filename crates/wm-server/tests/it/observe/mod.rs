@@ -278,4 +278,5 @@ async fn json_logs_are_one_object_per_line_with_the_span_fields() {
 }
 
 mod metrics;
+mod platform;
 mod readiness;

@@ -5,6 +5,7 @@
 
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
+use wm_core::address::Address;
 use wm_core::provider::{
     MediaUpload, OutboundContent, OutboundMessage, PlatformAccount, SendError,
 };
@@ -12,14 +13,18 @@ use wm_types::messages::MessageType;
 
 use super::{GraphError, WhatsAppProvider, transport_error, whatsapp};
 
-/// The documented send body of a message.
+/// The documented send body of a message: to a phone in `to` (its digits), to a person
+/// known only by their business-scoped user id in `recipient` (`to` left out: when both
+/// are given the platform takes `to`).
 pub(super) fn send_body(message: &OutboundMessage) -> Value {
-    let to: String = message.to.chars().filter(char::is_ascii_digit).collect();
     let mut body = json!({
         "messaging_product": "whatsapp",
         "recipient_type": "individual",
-        "to": to,
     });
+    match &message.to {
+        Address::Phone(phone) => body["to"] = json!(phone.digits()),
+        Address::UserId(id) => body["recipient"] = json!(id),
+    }
     match &message.content {
         OutboundContent::Template {
             name,

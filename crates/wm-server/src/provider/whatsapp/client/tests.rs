@@ -1,6 +1,7 @@
 //! The client against `wm_fake_graph`, which answers in the documented shapes.
 
 use std::time::Duration;
+use wm_core::address::Address;
 
 use axum::http::StatusCode as AxumStatus;
 use wm_core::provider::{
@@ -63,7 +64,7 @@ fn message() -> OutboundMessage {
             phone_number_id: NUMBER_ID.into(),
             access_token: TOKEN.into(),
         }),
-        to: format!("+{TO_DIGITS}"),
+        to: Address::from_stored(&format!("+{TO_DIGITS}")),
         content: OutboundContent::Template {
             name: "order_update".into(),
             language: "es_MX".into(),
@@ -113,8 +114,8 @@ async fn sends_a_template_and_returns_the_wamid() {
 async fn returns_the_platforms_wa_id_for_the_number() {
     let fake = fake().await;
     let mut m = message();
-    m.to = "+525559784978".into();
-    fake.register_wa_id(&m.to, "5215559784978");
+    m.to = Address::from_stored("+525559784978");
+    fake.register_wa_id(m.to.stored(), "5215559784978");
     let sent = provider(&fake.url()).send(&m).await;
     let sent = sent.unwrap_or_else(|e| panic!("send: {e}"));
     assert_eq!(sent.recipient.as_deref(), Some("5215559784978"));

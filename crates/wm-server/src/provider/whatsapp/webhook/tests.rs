@@ -15,7 +15,7 @@ use wm_fake_graph::{
 
 use super::*;
 use crate::provider::whatsapp::WhatsAppProvider;
-use wm_core::platform::InboundMessage as Received;
+use wm_core::platform::{InboundMessage as Received, Person};
 
 const SECRET: &str = "app-secret";
 const NUMBER_ID: &str = "106540352242922";
@@ -84,7 +84,7 @@ fn message(to: &str, correlation_id: &str) -> OutboundMessage {
             phone_number_id: NUMBER_ID.into(),
             access_token: TOKEN.into(),
         }),
-        to: to.into(),
+        to: wm_core::address::Address::from_stored(to),
         content: wm_core::provider::OutboundContent::Template {
             name: "promo".into(),
             language: "en_US".into(),
@@ -112,11 +112,11 @@ fn statuses(events: &[PlatformEvent]) -> Vec<(&StatusUpdate, Option<i64>)> {
         .iter()
         .filter_map(|e| match e {
             PlatformEvent::Status {
-                phone_number_id,
+                account,
                 update,
                 code,
             } => {
-                assert_eq!(phone_number_id, NUMBER_ID);
+                assert_eq!(account, NUMBER_ID);
                 Some((update, *code))
             }
             _ => None,
@@ -277,22 +277,28 @@ async fn inbound_messages_template_and_quality_updates() {
             panic!("{:?}", events[i]);
         };
         let Received {
-            phone_number_id,
+            account,
             message_id,
             from,
-            name,
             at_ms,
             content,
             context_id,
         } = m.as_ref();
         let (k, t) = (&content.platform_type, &content.text);
         assert_eq!(
-            (phone_number_id.as_str(), from.as_str()),
-            (NUMBER_ID, "5215512345678")
+            (account.as_str(), from.phone.as_deref()),
+            (NUMBER_ID, Some("5215512345678"))
+        );
+        // Every person also comes with their business-scoped user id (since April 2026).
+        assert!(
+            from.user_id
+                .as_deref()
+                .is_some_and(wm_core::address::is_user_id),
+            "{from:?}"
         );
         assert_eq!(Some(message_id), wamids[i].as_ref());
         assert_eq!(
-            (name.as_deref(), k.as_str(), t.as_deref()),
+            (from.name.as_deref(), k.as_str(), t.as_deref()),
             (Some("Ana"), kind, Some(text))
         );
         assert!(at_ms.is_some());
@@ -301,7 +307,7 @@ async fn inbound_messages_template_and_quality_updates() {
     assert_eq!(
         events[4],
         PlatformEvent::TemplateStatus {
-            waba_id: WABA_ID.into(),
+            business_account: WABA_ID.into(),
             name: "promo".into(),
             language: "en_US".into(),
             status: "PAUSED".into(),
@@ -313,7 +319,7 @@ async fn inbound_messages_template_and_quality_updates() {
     assert_eq!(
         events[5],
         PlatformEvent::Quality {
-            waba_id: WABA_ID.into(),
+            business_account: WABA_ID.into(),
             display_phone_number: "15550783881".into(),
             event: "FLAGGED".into(),
             rating: Some("RED"),
@@ -328,7 +334,15 @@ const DOCUMENTED_FAILED: &str = r#"{"object":"whatsapp_business_account","entry"
 #[test]
 fn documented_failed_status() {
     let events = parse(DOCUMENTED_FAILED.as_bytes()).unwrap();
-    assert_eq!(events.len(), 1, "deleted and warning are skipped");
+    assert_eq!(events.len(), 3, "{events:?}");
+    // `deleted` and `warning` are no step of the funnel: kept as not applied, never lost.
+    for e in &events[1..] {
+        assert!(
+            matches!(e, PlatformEvent::Unapplied(u) if u.reason == "status not handled"
+                && u.account.as_deref() == Some("106540352242922")),
+            "{e:?}"
+        );
+    }
     let PlatformEvent::Status { update, code, .. } = &events[0] else {
         panic!()
     };
@@ -358,14 +372,16 @@ fn documented_inbound_text_and_unknowns() {
       {"value":{"display_phone_number":"16505553333","event":"UPGRADE","current_limit":"TIER_10K"},"field":"phone_number_quality_update"}
     ]}]}"#;
     let events = parse(body.as_bytes()).unwrap();
-    assert_eq!(events.len(), 6, "{events:?}");
+    assert_eq!(events.len(), 7, "{events:?}");
     assert_eq!(
         events[0],
         PlatformEvent::Inbound(Box::new(Received {
-            phone_number_id: "27681414235104944".into(),
+            account: "27681414235104944".into(),
             message_id: "wamid.ABGGFlCGg0cvAgo-sJQh43L5Pe4W".into(),
-            from: "16315551234".into(),
-            name: Some("Kerry Fisher".into()),
+            from: Person {
+                name: Some("Kerry Fisher".into()),
+                ..Person::by_phone("16315551234")
+            },
             at_ms: Some(1_603_059_201_000),
             content: Content {
                 text: Some("Hello this is an answer".into()),
@@ -409,7 +425,7 @@ fn documented_inbound_text_and_unknowns() {
                 content.kind,
                 content.platform_type.as_str(),
                 &content.text,
-                from.as_str()
+                from.phone.as_deref().unwrap_or_default()
             ),
             (
                 want_id,
@@ -420,16 +436,23 @@ fn documented_inbound_text_and_unknowns() {
             )
         );
     }
+    // A field wm does not read is kept as not applied, whole.
     assert!(
-        matches!(&events[4], PlatformEvent::TemplateStatus { status, reason: None, .. } if status == "APPROVED")
+        matches!(&events[4], PlatformEvent::Unapplied(u) if u.reason == "field not handled"
+            && u.part.contains("account_update")),
+        "{:?}",
+        events[4]
     );
     assert!(
-        matches!(&events[5], PlatformEvent::Quality { rating: None, event, .. } if event == "UPGRADE")
+        matches!(&events[5], PlatformEvent::TemplateStatus { status, reason: None, .. } if status == "APPROVED")
+    );
+    assert!(
+        matches!(&events[6], PlatformEvent::Quality { rating: None, event, .. } if event == "UPGRADE")
     );
 }
 
 /// Meta's system-message reference (`user_changed_number`, no `contacts`), and the older
-/// `customer_changed_number` with `new_wa_id`; an identity change carries nothing.
+/// `customer_changed_number` with `new_wa_id`; an identity change is kept as not applied.
 #[test]
 fn documented_number_changes() {
     let body = r#"{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},
@@ -440,17 +463,23 @@ fn documented_number_changes() {
       ]},"field":"messages"}]}]}"#;
     let events = parse(body.as_bytes()).unwrap();
     let changed = |id: &str, to: &str| PlatformEvent::NumberChanged {
-        phone_number_id: "106540352242922".into(),
+        account: "106540352242922".into(),
         message_id: id.into(),
-        from: "16505551234".into(),
+        from: Person::by_phone("16505551234"),
         to: to.into(),
+        user_id: None,
     };
     assert_eq!(
-        events,
+        events[..2],
         [
             changed("wamid.S1", "16505559999"),
             changed("wamid.S2", "16505558888")
         ]
+    );
+    assert!(
+        matches!(&events[2], PlatformEvent::Unapplied(u) if u.reason == "system message not handled"),
+        "{:?}",
+        events[2]
     );
 }
 
@@ -466,11 +495,16 @@ fn documented_user_preferences() {
       ]},"field":"user_preferences"}]}]}"#;
     let events = parse(body.as_bytes()).unwrap();
     let pref = |stop| PlatformEvent::Preference {
-        phone_number_id: "106540352242922".into(),
-        wa_id: "16505551234".into(),
+        account: "106540352242922".into(),
+        person: Person::by_phone("16505551234"),
         stop,
     };
-    assert_eq!(events, [pref(true), pref(false)]);
+    assert_eq!(events[..2], [pref(true), pref(false)]);
+    assert!(
+        matches!(&events[2], PlatformEvent::Unapplied(u) if u.reason == "preference not handled"),
+        "{:?}",
+        events[2]
+    );
 }
 
 #[test]
@@ -485,7 +519,11 @@ fn only_a_body_that_is_not_the_envelope_is_an_error() {
         assert!(parse(bad.as_bytes()).is_err(), "{bad}");
     }
     let empty = r#"{"object":"whatsapp_business_account","entry":[{"id":"1"},{"changes":[{"field":"messages"}]}]}"#;
-    assert_eq!(parse(empty.as_bytes()), Ok(Vec::new()));
+    let events = parse(empty.as_bytes()).unwrap();
+    assert!(
+        matches!(&events[..], [PlatformEvent::Unapplied(u)] if u.reason == "change without a value"),
+        "{events:?}"
+    );
 }
 
 #[test]
@@ -589,4 +627,97 @@ fn documented_inbound_kinds() {
     );
     assert_eq!(contents[7].kind, MessageType::Order);
     assert_eq!(contents[7].text.as_deref(), Some("Three of these, please"));
+}
+
+/// Meta's example of a username-only person (business-scoped user ids guide, June 2026):
+/// no `from`, no `wa_id`; the BSUID in `from_user_id` and `contacts[].user_id`, the
+/// username in the profile, a parent id.
+#[test]
+fn documented_username_only_person() {
+    let body = r#"{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},
+      "contacts":[{"profile":{"name":"Sheena Nelson","username":"realsheenanelson"},"user_id":"US.13491208655302741918","parent_user_id":"US.ENT.11815799212886844830"}],
+      "messages":[{"from_user_id":"US.13491208655302741918","from_parent_user_id":"US.ENT.11815799212886844830","id":"wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=","timestamp":"1749416383","type":"text","text":{"body":"Does it come in another color?"}}]},"field":"messages"}]}]}"#;
+    let events = parse(body.as_bytes()).unwrap();
+    let [PlatformEvent::Inbound(m)] = &events[..] else {
+        panic!("{events:?}")
+    };
+    assert_eq!(
+        m.from,
+        Person {
+            phone: None,
+            user_id: Some("US.13491208655302741918".into()),
+            parent_user_id: Some("US.ENT.11815799212886844830".into()),
+            username: Some("realsheenanelson".into()),
+            name: Some("Sheena Nelson".into()),
+        }
+    );
+    assert_eq!(
+        m.content.text.as_deref(),
+        Some("Does it come in another color?")
+    );
+    // A message that names nobody at all is kept as not applied, never dropped.
+    let nobody = body
+        .replace(r#""from_user_id":"US.13491208655302741918","#, "")
+        .replace(r#""user_id":"US.13491208655302741918","#, "");
+    let events = parse(nobody.as_bytes()).unwrap();
+    assert!(
+        matches!(&events[..], [PlatformEvent::Unapplied(u)] if u.reason == "message without a sender"
+            && u.part.contains("Does it come in another color?")),
+        "{events:?}"
+    );
+}
+
+/// Meta's delivered status of a message sent to a BSUID (no `recipient_id`), and the
+/// `user_id_update` field and `user_changed_user_id` system message.
+#[test]
+fn documented_user_id_statuses_and_changes() {
+    let status = r#"{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},
+      "contacts":[{"profile":{"name":"Pablo M.","username":"pablomorales"},"user_id":"US.13491208655302741918","parent_user_id":"US.ENT.11815799212886844830"}],
+      "statuses":[{"id":"wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQUFERjg0NDEzNDdFODU3MUMxMAA=","status":"delivered","timestamp":"1750030073","recipient_user_id":"US.13491208655302741918","recipient_parent_user_id":"US.ENT.11815799212886844830","pricing":{"billable":true,"pricing_model":"PMP","type":"regular","category":"marketing"}}]},"field":"messages"}]}]}"#;
+    let events = parse(status.as_bytes()).unwrap();
+    let [PlatformEvent::Status { update, .. }] = &events[..] else {
+        panic!("{events:?}")
+    };
+    assert_eq!(update.recipient, None);
+    assert_eq!(
+        update.recipient_user_id.as_deref(),
+        Some("US.13491208655302741918")
+    );
+    assert_eq!(update.status, RecipientStatus::Delivered);
+
+    let update = r#"{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},
+      "contacts":[{"profile":{"name":"Sheena Nelson"},"wa_id":"16505551234"}],
+      "user_id_update":[{"wa_id":"16505551234","detail":"User id for Sheena Nelson has been updated.","user_id":{"previous":"US.13491208655302741918","current":"US.99999999999999999999"},"timestamp":"1750030073"}]},"field":"user_id_update"}]}]}"#;
+    let events = parse(update.as_bytes()).unwrap();
+    assert_eq!(
+        events,
+        [PlatformEvent::UserIdChanged {
+            account: "106540352242922".into(),
+            person: Person {
+                user_id: Some("US.13491208655302741918".into()),
+                ..Person::by_phone("16505551234")
+            },
+            previous: "US.13491208655302741918".into(),
+            current: "US.99999999999999999999".into(),
+            parent: None,
+        }]
+    );
+
+    let system = r#"{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},
+      "messages":[{"id":"wamid.U1","timestamp":"1750030073","type":"system","system":{"body":"User Sheena Nelson changed from US.13491208655302741918 to US.99999999999999999999","user_id":"US.99999999999999999999","type":"user_changed_user_id"}},
+        {"from":"16505551234","from_user_id":"US.1111","id":"wamid.U2","timestamp":"1750030074","type":"system","system":{"body":"User Sheena Nelson changed from 16505551234 to 16505559999","wa_id":"16505559999","user_id":"US.2222","type":"user_changed_number"}}]},"field":"messages"}]}]}"#;
+    let events = parse(system.as_bytes()).unwrap();
+    // With no `from` at all the message still names a person: the old id the body gives.
+    assert!(
+        matches!(&events[0], PlatformEvent::UserIdChanged { previous, current, .. }
+            if previous == "US.13491208655302741918" && current == "US.99999999999999999999"),
+        "{:?}",
+        events[0]
+    );
+    assert!(
+        matches!(&events[1], PlatformEvent::NumberChanged { to, user_id: Some(u), from, .. }
+            if to == "16505559999" && u == "US.2222" && from.user_id.as_deref() == Some("US.1111")),
+        "{:?}",
+        events[1]
+    );
 }

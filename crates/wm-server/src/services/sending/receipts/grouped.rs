@@ -30,6 +30,7 @@ const CHUNK: usize = 250;
 struct Known {
     id: Uuid,
     org: Uuid,
+    contact: Uuid,
     phone: String,
     message_id: Option<String>,
 }
@@ -39,6 +40,7 @@ impl From<recipient::Model> for Known {
         Known {
             id: r.id,
             org: r.organization_id,
+            contact: r.contact_id,
             phone: r.phone,
             message_id: r.provider_message_id,
         }
@@ -55,12 +57,19 @@ pub async fn apply_many(
     let mut lookup = Lookup::load(conn, statuses).await?;
     let mut wave = Wave::default();
     let mut moved = 0;
+    // The business-scoped user ids the waves' statuses report, remembered together.
+    let mut user_ids: Vec<(Uuid, Uuid, &str)> = Vec::new();
     for (org, u) in statuses {
         let found = lookup.find(*org, u).filter(|r| plain(r, u));
         match found {
             Some(r) => {
                 if wave.holds(r.id) {
                     moved += wave.apply(conn, now).await?;
+                }
+                if let Some(user_id) = u.recipient_user_id.as_deref()
+                    && user_id != r.phone
+                {
+                    user_ids.push((r.org, r.contact, user_id));
                 }
                 lookup.named(&r, u);
                 wave.push(r, u.clone());
@@ -77,6 +86,7 @@ pub async fn apply_many(
         }
     }
     moved += wave.apply(conn, now).await?;
+    crate::services::contacts::platform::remember_user_ids(conn, &user_ids, now).await?;
     Ok(moved)
 }
 

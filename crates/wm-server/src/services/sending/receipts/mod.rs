@@ -105,6 +105,7 @@ pub async fn apply(
         r.contact_id,
         &r.phone,
         u.recipient.as_deref(),
+        u.recipient_user_id.as_deref(),
         now,
     )
     .await?;
@@ -164,6 +165,7 @@ pub async fn apply_kept(
             error: k.error.clone(),
             opt_out: k.opt_out,
             recipient: None,
+            recipient_user_id: None,
         };
         let applied = match find(conn, None, &u).await? {
             Some(r) => {
