@@ -96,25 +96,25 @@ async fn main() -> anyhow::Result<()> {
             status: wm_fake_graph::TemplateStatus::Approved,
             body_text: "Hello {{1}}".into(),
         });
-        settings.whatsapp.graph_url = fake.url();
+        settings.providers.whatsapp.graph_url = fake.url();
+        settings.providers.messaging = "whatsapp".into();
         Some(fake)
     } else {
         None
     };
     let state = match &fake {
-        Some(_) => AppState::build(
-            db,
-            Arc::new(wm_core::time::SystemClock),
-            settings.clone(),
-            Arc::new(
-                wm_server::provider::whatsapp::WhatsAppProvider::new(
-                    &settings.whatsapp.graph_url,
-                    &settings.whatsapp.api_version,
-                )
-                .map_err(|e| anyhow::anyhow!(e))?,
-            ),
-            Some(wm_server::secrets::SecretKey::generate()),
-        ),
+        Some(_) => {
+            let clock: Arc<dyn wm_core::time::Clock> = Arc::new(wm_core::time::SystemClock);
+            let registry = wm_server::provider::registry(&settings.providers, &db, clock.clone())
+                .map_err(|e| anyhow::anyhow!(e))?;
+            AppState::with_registry(
+                db,
+                clock,
+                settings.clone(),
+                registry,
+                Some(wm_server::secrets::SecretKey::generate()),
+            )
+        }
         None => AppState::new(db, Arc::new(wm_core::time::SystemClock), settings),
     };
     let now = state.now_ms();
@@ -282,7 +282,7 @@ async fn main() -> anyhow::Result<()> {
         .map_err(err)?;
     println!(
         "{backend}, {}: send now of {sent} messages from {numbers} number(s): charged in {:.0} ms, {completed} COMPLETED (first: {:?}) in {:.2} s = {:.0} messages/s",
-        state.provider.name(),
+        state.settings.providers.messaging,
         charged.as_secs_f64() * 1000.0,
         detail.status,
         total.as_secs_f64(),

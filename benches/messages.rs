@@ -396,16 +396,16 @@ async fn replies(url: &str, n: usize) -> anyhow::Result<String> {
     let mut settings = Settings::new("bench");
     settings.rate_limit_per_minute = 1_000_000_000;
     settings.provider_mps = 0;
-    settings.whatsapp.graph_url = fake.url();
-    let provider = Arc::new(
-        wm_server::provider::whatsapp::WhatsAppProvider::new(&fake.url(), "v24.0")
-            .map_err(|e| anyhow::anyhow!(e))?,
-    );
-    let state = AppState::build(
+    settings.providers.whatsapp.graph_url = fake.url();
+    settings.providers.messaging = "whatsapp".into();
+    let clock: Arc<dyn wm_core::time::Clock> = Arc::new(wm_core::time::SystemClock);
+    let registry = wm_server::provider::registry(&settings.providers, &db, clock.clone())
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let state = AppState::with_registry(
         db,
-        Arc::new(wm_core::time::SystemClock),
+        clock,
         settings,
-        provider,
+        registry,
         Some(wm_server::secrets::SecretKey::generate()),
     );
     let o = organisation(&state).await?;

@@ -9,12 +9,13 @@
 
 use wm_types::enums::RecipientStatus;
 
-/// The platform account a sender number sends through (WhatsApp: the phone number id and
-/// its access token). `None` for platforms that need none (the simulated one).
+/// The platform account a message is sent through (WhatsApp: a number's phone number id and
+/// its access token; a Page's id and token). `None` for platforms that need none (the
+/// simulated one).
 #[derive(Clone, PartialEq, Eq)]
 pub struct PlatformAccount {
-    /// The platform's id of the sender number (`platformPhoneNumberId`).
-    pub phone_number_id: String,
+    /// The platform's id of the account (WhatsApp: `platformPhoneNumberId`).
+    pub id: String,
     /// The bearer token (decrypted just for the call; never logged).
     pub access_token: String,
 }
@@ -22,7 +23,7 @@ pub struct PlatformAccount {
 impl std::fmt::Debug for PlatformAccount {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PlatformAccount")
-            .field("phone_number_id", &self.phone_number_id)
+            .field("id", &self.id)
             .field("access_token", &"<redacted>")
             .finish()
     }

@@ -18,9 +18,7 @@ use crate::db::entities::{api_key, user};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-pub use crate::keys::{
-    AuthContext, KEY_PREFIX, KeyCache, generate_key, hash_key, scopes_from_db, scopes_to_db,
-};
+use crate::keys::{AuthContext, hash_key, scopes_from_db};
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
     let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;

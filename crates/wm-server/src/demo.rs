@@ -9,8 +9,8 @@ use wm_types::admin::{CreateApiKey, CreateOrganization};
 use wm_types::contacts::{Consent, CreateContact};
 use wm_types::enums::{ConsentHow, ContactSource, Scope};
 
-use crate::auth::AuthContext;
 use crate::db::{self, entities::organization};
+use crate::keys::AuthContext;
 use crate::services::{catalog, contacts, organizations};
 use crate::state::AppState;
 

@@ -155,3 +155,24 @@ impl IntoResponse for ApiError {
 /// extensions; [`crate::observe`] reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoggedError(pub &'static str);
+
+/// The 408 of a body that missed the request-body deadline.
+pub fn body_timeout() -> ApiError {
+    ApiError::business(
+        StatusCode::REQUEST_TIMEOUT,
+        None,
+        "The request body did not arrive in time.",
+    )
+}
+
+/// Whether a body-read failure was the request-body timeout (tower-http's `TimeoutBody`).
+pub fn is_timeout(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if err.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        source = err.source();
+    }
+    false
+}

@@ -20,8 +20,8 @@ use wm_core::Validated;
 use wm_types::enums::ErrorCode;
 use wm_types::enums::Scope;
 
-use crate::auth::AuthContext;
-use crate::error::ApiError;
+use crate::error::{ApiError, body_timeout, is_timeout};
+use crate::keys::AuthContext;
 use crate::openapi;
 
 /// A scope a route requires, as a type (so the check runs as an extractor, before the
@@ -180,27 +180,6 @@ async fn json_body<S: Send + Sync>(req: Request, state: &S) -> Result<serde_json
     }
     serde_json::from_slice(&bytes)
         .map_err(|e| ApiError::invalid(format!("request body is not valid JSON: {e}")))
-}
-
-/// The 408 of a body that missed the request-body deadline.
-pub fn body_timeout() -> ApiError {
-    ApiError::business(
-        StatusCode::REQUEST_TIMEOUT,
-        None,
-        "The request body did not arrive in time.",
-    )
-}
-
-/// Whether a body-read failure was the request-body timeout (tower-http's `TimeoutBody`).
-pub fn is_timeout(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = source {
-        if err.is::<tower_http::timeout::TimeoutError>() {
-            return true;
-        }
-        source = err.source();
-    }
-    false
 }
 
 /// A JSON body checked against `T`'s schema. An empty body counts as `{}`.

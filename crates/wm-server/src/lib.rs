@@ -188,11 +188,14 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         limits: args.limits(),
         reconcile_after: args.whatsapp_reconcile_after,
         hold_keyed_answers: args.test_hold_keyed_answers,
-        whatsapp: state::WhatsAppSettings {
-            graph_url: args.whatsapp_graph_url.clone(),
-            api_version: args.whatsapp_api_version.clone(),
-            app_secret: args.whatsapp_app_secret.clone(),
-            verify_token: args.whatsapp_verify_token.clone(),
+        providers: provider::Settings {
+            messaging: args.provider.clone(),
+            whatsapp: provider::whatsapp::Settings {
+                graph_url: args.whatsapp_graph_url.clone(),
+                api_version: args.whatsapp_api_version.clone(),
+                app_secret: args.whatsapp_app_secret.clone(),
+                verify_token: args.whatsapp_verify_token.clone(),
+            },
         },
         media: media::MediaSettings {
             dir: args.media_dir.clone(),
@@ -204,20 +207,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Refuse a media store that cannot be opened before listening.
     media::MediaStore::open(&settings.media)?;
     let clock: Arc<dyn wm_core::time::Clock> = Arc::new(wm_core::time::SystemClock);
-    let provider: Arc<dyn wm_core::provider::MessagingProvider> = match args.provider.as_str() {
-        "whatsapp" => Arc::new(
-            provider::whatsapp::WhatsAppProvider::new(
-                &settings.whatsapp.graph_url,
-                &settings.whatsapp.api_version,
-            )
-            .map_err(|e| anyhow::anyhow!("the WhatsApp client: {e}"))?,
-        ),
-        _ => Arc::new(provider::simulated::SimulatedProvider::new(
-            db.clone(),
-            clock.clone(),
-        )),
-    };
-    let state = AppState::build(db, clock, settings, provider, secret_key);
+    let registry = provider::registry(&settings.providers, &db, clock.clone())
+        .map_err(|e| anyhow::anyhow!("the providers: {e}"))?;
+    let state = AppState::with_registry(db, clock, settings, registry, secret_key);
     let listener = listener::bind(args.listen, "--listen / WM_LISTEN").await?;
     let _metrics = observe::exporter::serve(args.metrics_listen.0, &state).await?;
     let base = format!("http://{}/api/v1", listener.local_addr()?);

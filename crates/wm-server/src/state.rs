@@ -3,16 +3,23 @@
 
 pub mod health;
 
-use std::sync::Arc;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 
 use wm_core::provider::MessagingProvider;
 use wm_core::time::Clock;
+use wm_types::enums::ChannelType;
 
 use crate::cache::LookupCache;
 use crate::db::Db;
 use crate::keys::KeyCache;
-use crate::provider::{Pacer, simulated::SimulatedProvider};
+use crate::provider::{Pacer, Provider, Registry};
 use crate::rate_limit::Limiter;
+
+/// The objects of [`AppState::singleton`], by type.
+#[derive(Default)]
+struct Singletons(RwLock<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
 
 /// Settings the running server needs.
 #[derive(Debug, Clone)]
@@ -34,8 +41,8 @@ pub struct Settings {
     /// A crash-test aid (`WM_TEST_HOLD_KEYED_ANSWERS`): how long a request with an
     /// `Idempotency-Key` waits between its handler's end and its answer.
     pub hold_keyed_answers: Option<std::time::Duration>,
-    /// WhatsApp Cloud API settings.
-    pub whatsapp: WhatsAppSettings,
+    /// The providers' settings (which one sends MESSAGING_APP_A, each platform's own).
+    pub providers: crate::provider::Settings,
     /// Where inbound media is kept (`WM_MEDIA_*`).
     pub media: crate::media::MediaSettings,
     /// Recipients per step of a campaign batch too large for one transaction: read per
@@ -50,41 +57,6 @@ pub struct Settings {
     pub audience_writes: usize,
 }
 
-/// WhatsApp Cloud API settings (`WM_WHATSAPP_*`).
-#[derive(Clone)]
-pub struct WhatsAppSettings {
-    /// Graph API base URL.
-    pub graph_url: String,
-    /// Graph API version (`v24.0`).
-    pub api_version: String,
-    /// The app secret that signs platform webhooks (none: the intake refuses them).
-    pub app_secret: Option<String>,
-    /// The verification handshake's token (none: the handshake is refused).
-    pub verify_token: Option<String>,
-}
-
-impl std::fmt::Debug for WhatsAppSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WhatsAppSettings")
-            .field("graph_url", &self.graph_url)
-            .field("api_version", &self.api_version)
-            .field("app_secret", &self.app_secret.as_ref().map(|_| "<set>"))
-            .field("verify_token", &self.verify_token.as_ref().map(|_| "<set>"))
-            .finish()
-    }
-}
-
-impl Default for WhatsAppSettings {
-    fn default() -> Self {
-        WhatsAppSettings {
-            graph_url: "https://graph.facebook.com".into(),
-            api_version: "v24.0".into(),
-            app_secret: None,
-            verify_token: None,
-        }
-    }
-}
-
 impl Settings {
     /// The defaults of DESIGN §3 with the given operator token.
     pub fn new(admin_token: impl Into<String>) -> Settings {
@@ -97,7 +69,7 @@ impl Settings {
             limits: crate::listener::Limits::default(),
             reconcile_after: std::time::Duration::from_secs(15 * 60),
             hold_keyed_answers: None,
-            whatsapp: WhatsAppSettings::default(),
+            providers: crate::provider::Settings::default(),
             media: crate::media::MediaSettings::default(),
             charge_step: 2_000,
             audience_step: 5_000,
@@ -124,18 +96,14 @@ pub struct Inner {
     pub keys: KeyCache,
     /// Each organisation's stages, users and channels.
     pub lookups: LookupCache,
-    /// The messaging platform.
-    pub provider: Arc<dyn MessagingProvider>,
+    /// The providers this process runs, by name and by channel.
+    pub registry: Registry,
     /// Per-sender pacing.
     pub pacer: Pacer,
     /// Wakes the campaign worker when a send was accepted.
     pub campaign_wake: tokio::sync::Notify,
     /// Wakes the platform-webhook applier when a webhook was kept.
     pub intake_wake: tokio::sync::Notify,
-    /// The platform intake's group commit: webhook bodies kept many per transaction.
-    pub intake_commit: crate::services::platform::GroupCommit,
-    /// The group commits of `Idempotency-Key`s (taken, then answered).
-    pub idempotency: crate::idempotency::Groups,
     /// Wakes the media fetcher when a message with media was kept.
     pub media_wake: tokio::sync::Notify,
     /// Wakes the reply sender when a reply was queued.
@@ -145,13 +113,11 @@ pub struct Inner {
     /// Encrypts platform access tokens at rest (`WM_SECRET_KEY`; none: tokens cannot be
     /// stored).
     pub secret_key: Option<crate::secrets::SecretKey>,
-    /// The receiving side of the platforms wm talks to: webhook intakes, media sources and
-    /// the template catalog ([`crate::provider::platforms`]).
-    pub platforms: crate::provider::Platforms,
     /// Where inbound media is kept.
     pub media: crate::media::MediaStore,
-    /// The writer of `POST /contacts` (grouped commits on SQLite).
-    pub creates: crate::services::contacts::batch::Creates,
+    /// What modules keep for the life of the state (the writers that group commits), made
+    /// on first use ([`AppState::singleton`]).
+    singletons: Singletons,
     /// Worker heartbeats and the shutdown flag, read by the readiness probe.
     pub health: health::Health,
     /// Cancelled when the server begins to shut down: workers stop between messages and
@@ -160,23 +126,20 @@ pub struct Inner {
 }
 
 impl AppState {
-    /// Builds the state with the simulated messaging platform.
+    /// Builds the state with the providers its settings name.
+    ///
+    /// # Panics
+    /// When the default messaging provider cannot be built (a bad Graph API URL): a
+    /// configuration error, refused by `serve` before it gets here.
     pub fn new(db: Db, clock: Arc<dyn Clock>, settings: Settings) -> Self {
-        let provider = Arc::new(SimulatedProvider::new(db.clone(), clock.clone()));
-        Self::with_provider(db, clock, settings, provider)
+        let registry = crate::provider::registry(&settings.providers, &db, clock.clone())
+            .unwrap_or_else(|e| panic!("the providers could not be built: {e}"));
+        Self::with_registry(db, clock, settings, registry, None)
     }
 
-    /// Builds the state with a given messaging platform.
-    pub fn with_provider(
-        db: Db,
-        clock: Arc<dyn Clock>,
-        settings: Settings,
-        provider: Arc<dyn MessagingProvider>,
-    ) -> Self {
-        Self::build(db, clock, settings, provider, None)
-    }
-
-    /// Builds the state with everything: the platform, and the key for platform tokens.
+    /// Builds the state with its settings' providers, MESSAGING_APP_A sending through
+    /// `provider` (another client of its platform, a test's), and the key of platform
+    /// tokens.
     pub fn build(
         db: Db,
         clock: Arc<dyn Clock>,
@@ -184,28 +147,37 @@ impl AppState {
         provider: Arc<dyn MessagingProvider>,
         secret_key: Option<crate::secrets::SecretKey>,
     ) -> Self {
-        let platforms = crate::provider::platforms(&settings);
+        let mut registry = crate::provider::registry(&settings.providers, &db, clock.clone())
+            .unwrap_or_else(|e| panic!("the providers could not be built: {e}"));
+        registry.replace_sender(ChannelType::MessagingAppA, provider);
+        Self::with_registry(db, clock, settings, registry, secret_key)
+    }
+
+    /// Builds the state with everything given: the providers, and the key of platform
+    /// tokens.
+    pub fn with_registry(
+        db: Db,
+        clock: Arc<dyn Clock>,
+        settings: Settings,
+        registry: Registry,
+        secret_key: Option<crate::secrets::SecretKey>,
+    ) -> Self {
         let media = crate::media::MediaStore::open(&settings.media).unwrap_or_else(|e| {
             tracing::error!(error = %format!("{e:#}"), "the media store cannot be opened; media is kept in memory");
             crate::media::MediaStore::in_memory()
         });
         let limiter = Limiter::for_db(&db, settings.rate_limit_per_minute);
         let pacer = Pacer::new(db.clone(), settings.provider_mps);
-        let creates = crate::services::contacts::batch::Creates::new(db.clone(), clock.clone());
         AppState(Arc::new(Inner {
-            creates,
             pacer,
             limiter,
             secret_key,
-            platforms,
+            registry,
             media,
             db,
             clock,
-            provider,
             campaign_wake: tokio::sync::Notify::new(),
             intake_wake: tokio::sync::Notify::new(),
-            intake_commit: Default::default(),
-            idempotency: Default::default(),
             imports_wake: tokio::sync::Notify::new(),
             media_wake: tokio::sync::Notify::new(),
             reply_wake: tokio::sync::Notify::new(),
@@ -214,25 +186,38 @@ impl AppState {
             lookups: LookupCache::default(),
             health: Default::default(),
             stop: Default::default(),
+            singletons: Singletons::default(),
         }))
     }
 
-    /// Where media of the platform named `name` is fetched from.
-    pub fn media_source(&self, name: &str) -> Option<Arc<dyn wm_core::platform::MediaSource>> {
-        self.platforms
-            .media_sources
-            .iter()
-            .find(|m| m.name() == name)
-            .cloned()
+    /// The provider a channel type sends through by default.
+    pub fn provider_for(&self, channel: ChannelType) -> Option<Arc<Provider>> {
+        self.registry.for_channel(channel).cloned()
     }
 
-    /// The intake of the platform named `name`, if wm takes its webhooks.
-    pub fn intake(&self, name: &str) -> Option<Arc<dyn wm_core::platform::PlatformIntake>> {
-        self.platforms
-            .intakes
-            .iter()
-            .find(|i| i.name() == name)
-            .cloned()
+    /// The object of type `T` this state keeps, made with `make` the first time it is
+    /// asked for: a module's long-lived helper (a writer that groups commits) without the
+    /// state knowing the module.
+    pub fn singleton<T: Any + Send + Sync>(&self, make: impl FnOnce(&AppState) -> T) -> Arc<T> {
+        let id = TypeId::of::<T>();
+        let found = self
+            .singletons
+            .0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&id)
+            .cloned();
+        if let Some(Ok(t)) = found.map(|a| a.downcast::<T>()) {
+            return t;
+        }
+        let made = Arc::new(make(self));
+        let mut all = self
+            .singletons
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let kept = all.entry(id).or_insert_with(|| made.clone()).clone();
+        kept.downcast::<T>().unwrap_or(made)
     }
 
     /// Tells the campaign worker there is work now.

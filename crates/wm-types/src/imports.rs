@@ -9,6 +9,9 @@ use uuid::Uuid;
 
 use crate::common::Timestamp;
 
+/// The largest file `POST /contacts/imports` takes (`413` beyond).
+pub const MAX_IMPORT_BYTES: usize = 512 * 1024 * 1024;
+
 wire_enum!(
     /// The file's format.
     ImportFormat {

@@ -14,8 +14,8 @@ use wm_types::enums::Scope;
 use super::Console;
 use super::api::Api;
 use super::page::ConsoleError;
-use crate::auth::AuthContext;
 use crate::db::entities::{console_session, organization};
+use crate::keys::AuthContext;
 use crate::state::AppState;
 
 /// The session cookie.

@@ -14,7 +14,7 @@
 //! [`LEASE_MS`]; one that dies after its request's effects committed leaves the answer
 //! sealed with them (the routes that [`seal`] it), or a key that says the first attempt
 //! completed (`409 IDEMPOTENCY_KEY_ANSWER_LOST`) — never one that runs the request again
-//! ([`keyed`]).
+//! (`keyed`).
 
 mod fingerprint;
 mod keyed;
@@ -58,7 +58,7 @@ pub const LEASE_MS: i64 = 120_000;
 /// completed (`IDEMPOTENCY_KEY_ANSWER_LOST`) instead of waiting out [`LEASE_MS`].
 pub const COMMITTED_LEASE_MS: i64 = 5_000;
 /// The largest body read to compare a repeated request (the largest any route takes).
-const MAX_BODY: usize = crate::services::imports::upload::MAX_IMPORT_BYTES;
+const MAX_BODY: usize = wm_types::imports::MAX_IMPORT_BYTES;
 
 /// The two writes of a key, each with group commit ([`crate::db::group`]): many requests
 /// with keys at once take one writer's turn, not two each.
@@ -232,7 +232,7 @@ async fn begin(
     };
     let st = state.clone();
     state
-        .idempotency
+        .singleton(|_| Groups::default())
         .take
         .run(take, move |items| take_all(st.clone(), items))
         .await
@@ -391,7 +391,7 @@ fn unanswered(keyed: &Keyed) -> Finish {
 async fn leave(state: &AppState, item: Finish) -> Result<(), String> {
     let st = state.clone();
     state
-        .idempotency
+        .singleton(|_| Groups::default())
         .finish
         .run(item, move |items| finish_all(st.clone(), items))
         .await

@@ -14,7 +14,7 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use metrics::{Counter, Gauge, Histogram, counter, gauge, histogram};
 
-use super::health::Worker;
+use crate::state::health::Worker;
 
 /// Every series: name, kind, help. Histograms end in `_seconds` and get [`BUCKETS`].
 pub const SERIES: &[(&str, &str, &str)] = &[
@@ -279,11 +279,6 @@ pub fn platform_unapplied(provider: &str, reason: &'static str) {
         .increment(1);
 }
 
-/// A stored JSON value of `column` did not parse ([`crate::db::stored`]).
-pub fn stored_json_error(column: &'static str) {
-    counter!("wm_stored_json_errors_total", "column" => column).increment(1);
-}
-
 /// Where a message came from.
 #[derive(Debug, Clone, Copy)]
 pub enum Source {
@@ -291,6 +286,8 @@ pub enum Source {
     Campaign,
     /// An automation's SEND_TEMPLATE step.
     Automation,
+    /// A person's (or a bot's) reply in a conversation.
+    Reply,
 }
 
 impl Source {
@@ -298,6 +295,7 @@ impl Source {
         match self {
             Source::Campaign => "campaign",
             Source::Automation => "automation",
+            Source::Reply => "reply",
         }
     }
 }

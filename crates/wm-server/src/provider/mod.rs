@@ -1,48 +1,58 @@
-//! Messaging providers: the simulated one (default), WhatsApp's Cloud API, and the pacing
-//! every sender number is subject to.
+//! Messaging providers, one folder each, and the one place they are registered
+//! ([`registry()`]): the simulated platform (default for demos and tests) and WhatsApp's Cloud
+//! API, side by side, with the pacing every sender account is subject to.
+//!
+//! A provider is its channel's [`wm_core::platform::Descriptor`] plus what the platform
+//! has of sender, webhook intake, media source and template catalog
+//! ([`registry::Provider`]). Everything above this module is channel-neutral: it asks the
+//! registry for a channel's provider and reads its descriptor.
 
 pub mod pace;
+pub mod registry;
 pub mod simulated;
 pub mod whatsapp;
 
 pub use pace::Pacer;
+pub use registry::{Credentials, Provider, Registry};
 
 use std::sync::Arc;
 
-use wm_core::platform::{MediaSource, PlatformIntake, TemplateCatalog};
+use wm_core::time::Clock;
 
-/// The receiving side of the platforms wm talks to.
-#[derive(Clone, Default)]
-pub struct Platforms {
-    /// Webhook intakes, by name (`/platform/{name}/webhook`).
-    pub intakes: Vec<Arc<dyn PlatformIntake>>,
-    /// Where inbound media is fetched from, by name.
-    pub media_sources: Vec<Arc<dyn MediaSource>>,
-    /// Where the operator's template sync lists templates.
-    pub catalog: Option<Arc<dyn TemplateCatalog>>,
+use crate::db::Db;
+
+/// Every provider's settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The provider MESSAGING_APP_A sends through unless an account names another
+    /// (`WM_PROVIDER`: `simulated` or `whatsapp`).
+    pub messaging: String,
+    /// WhatsApp's Cloud API (`WM_WHATSAPP_*`).
+    pub whatsapp: whatsapp::Settings,
 }
 
-/// The one place a provider's receiving side is wired: its webhook intake, its media source
-/// and its template catalog (whatever the sending provider is: templates can be synced and
-/// webhooks taken while sends are simulated).
-pub fn platforms(settings: &crate::state::Settings) -> Platforms {
-    let whatsapp = whatsapp::WhatsAppProvider::new(
-        &settings.whatsapp.graph_url,
-        &settings.whatsapp.api_version,
-    )
-    .map_err(|e| tracing::warn!(error = %e, "the WhatsApp client could not be built"))
-    .ok()
-    .map(Arc::new);
-    let intake = whatsapp::webhook::WhatsAppIntake {
-        verify_token: settings.whatsapp.verify_token.clone(),
-        app_secret: settings.whatsapp.app_secret.clone(),
-    };
-    Platforms {
-        intakes: vec![Arc::new(intake)],
-        media_sources: whatsapp
-            .iter()
-            .map(|w| Arc::clone(w) as Arc<dyn MediaSource>)
-            .collect(),
-        catalog: whatsapp.map(|w| w as Arc<dyn TemplateCatalog>),
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            messaging: "simulated".into(),
+            whatsapp: whatsapp::Settings::default(),
+        }
     }
+}
+
+/// The providers of a process, from its settings: the one place a provider is registered
+/// (a new channel's provider is one line here). `Err` when the default messaging provider
+/// cannot be built.
+pub fn registry(settings: &Settings, db: &Db, clock: Arc<dyn Clock>) -> Result<Registry, String> {
+    let mut r = Registry::default();
+    r.register(simulated::provider(db.clone(), clock));
+    match whatsapp::provider(&settings.whatsapp) {
+        Ok(p) => {
+            r.register(p);
+        }
+        Err(e) if settings.messaging == "whatsapp" => return Err(format!("WhatsApp: {e}")),
+        Err(e) => tracing::warn!(error = %e, "the WhatsApp client could not be built"),
+    }
+    r.set_default(&settings.messaging);
+    Ok(r)
 }

@@ -15,8 +15,8 @@ use crate::extract::{
 use crate::openapi::request_schema_in;
 use crate::reply::{Accepted, Json};
 use crate::services::imports as svc;
-use crate::services::imports::upload::MAX_IMPORT_BYTES;
 use crate::state::AppState;
+use wm_types::imports::MAX_IMPORT_BYTES;
 
 const TAG: &str = "Contacts";
 

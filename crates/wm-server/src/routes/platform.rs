@@ -25,7 +25,7 @@ pub fn router() -> Router<AppState> {
 }
 
 fn intake(s: &AppState, provider: &str) -> ApiResult<std::sync::Arc<dyn PlatformIntake>> {
-    s.intake(provider).ok_or_else(|| {
+    s.registry.intake(provider).ok_or_else(|| {
         ApiError::business(
             StatusCode::NOT_FOUND,
             None,

@@ -89,7 +89,7 @@ async fn claim(state: &AppState, id: Uuid) -> anyhow::Result<Option<media::Model
 /// Fetches and keeps one claimed file; `true` when it is settled.
 async fn fetch_one(state: &AppState, m: media::Model) -> anyhow::Result<bool> {
     let outcome = match account(state, &m).await {
-        Ok(account) => match state.media_source(&m.provider) {
+        Ok(account) => match state.registry.media_source(&m.provider) {
             Some(source) => {
                 source
                     .fetch(
@@ -174,9 +174,11 @@ async fn account(state: &AppState, m: &media::Model) -> Result<PlatformAccount, 
         .map_err(|e| later(e.to_string()))?
         .ok_or_else(|| FetchError::Gone("the business number was deleted".into()))?;
     // The same account the number's sends use (its token decrypted, a failure logged).
-    crate::worker::dispatch::account(state, &number).ok_or_else(|| {
-        later("the number has no platform account, or its token cannot be read".into())
-    })
+    crate::services::outbound::sender::Sender::of_number(state, &number)
+        .and_then(|s| s.account)
+        .ok_or_else(|| {
+            later("the number has no platform account, or its token cannot be read".into())
+        })
 }
 
 /// A stored file: its MIME type and bytes.
@@ -244,7 +246,7 @@ pub async fn upload(
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    let Some((kind, max)) = wm_core::whatsapp::media_limit(&mime) else {
+    let Some((kind, max)) = state.registry.takes_media(&mime) else {
         return Err(ApiError::invalid(format!(
             "file must be an image (image/jpeg, image/png), a sticker (image/webp), a video \
              (video/mp4, video/3gpp), an audio (audio/aac, audio/amr, audio/mpeg, audio/mp4, \

@@ -1,14 +1,13 @@
 //! Messages of conversations: keeping what a customer sent (with its media to fetch and the
 //! `message.received` and `conversation.opened` events), and reading a thread.
 
-use sea_orm::sea_query::Expr;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
 use wm_core::platform::Content;
-use wm_core::provider::{OutboundContent, OutboundMessage, StatusUpdate};
-use wm_types::enums::{ChannelType, ConversationStatus, RecipientStatus};
+use wm_core::provider::{OutboundContent, OutboundMessage};
+use wm_types::enums::{ChannelType, ConversationStatus};
 use wm_types::events::{ConversationEventData, EventKind};
 use wm_types::messages::{
     CursorMeta, ListMessagesQuery, MessageDirection, MessageEventData, MessageList, MessageStatus,
@@ -24,10 +23,6 @@ use crate::services::conversations::Touched;
 use crate::state::AppState;
 use crate::views;
 
-/// How long a platform keeps an inbound media file (Meta's Cloud API: 7 days); wm fetches it well
-/// before, and gives up after.
-pub const PLATFORM_MEDIA_TTL_MS: i64 = 7 * 24 * 3_600_000;
-
 /// The platform a message came through.
 #[derive(Debug, Clone, Copy)]
 pub struct Platform<'a> {
@@ -37,6 +32,9 @@ pub struct Platform<'a> {
     pub message_id: &'a str,
     /// The business number written to.
     pub number: Uuid,
+    /// How long the platform keeps a file the person sent (wm fetches it before, and gives
+    /// up after).
+    pub media_ttl_ms: i64,
 }
 
 /// A customer's message, to keep.
@@ -136,7 +134,7 @@ pub async fn record_inbound(
             mime_type: media.mime_type,
             sha256: media.sha256,
             filename: media.filename,
-            expires_at: r.written_at + PLATFORM_MEDIA_TTL_MS,
+            expires_at: r.written_at + p.media_ttl_ms,
             created_at: now,
         };
         messages::insert_media(conn, file, id).await?;
@@ -179,44 +177,60 @@ pub struct Outbound<'a> {
     pub phone_number_id: Uuid,
 }
 
-/// Keeps a template message the business sent (a campaign's or an automation's) in the
-/// contact's thread, in the caller's transaction: in their conversation on the platform's
-/// channel when one is not resolved, else waiting for the conversation their next message
-/// opens. Announced as `message.sent`.
-pub async fn record_outbound(
+/// The contact's conversation on a channel that is not resolved (their newest), where a
+/// message the business sends them joins; `None`: it waits for the one their next message
+/// opens.
+pub async fn open_conversation(
     conn: &impl ConnectionTrait,
-    o: Outbound<'_>,
-    now: i64,
-) -> Result<(), DbErr> {
-    let open: Option<Uuid> = conversation::Entity::find()
+    org: Uuid,
+    contact: Uuid,
+    channel: ChannelType,
+) -> Result<Option<Uuid>, DbErr> {
+    conversation::Entity::find()
         .select_only()
         .column(conversation::Column::Id)
-        .filter(conversation::Column::OrganizationId.eq(o.org))
-        .filter(conversation::Column::ContactId.eq(o.contact))
-        .filter(conversation::Column::ChannelType.eq(ChannelType::MessagingAppA))
+        .filter(conversation::Column::OrganizationId.eq(org))
+        .filter(conversation::Column::ContactId.eq(contact))
+        .filter(conversation::Column::ChannelType.eq(channel))
         .filter(conversation::Column::Status.ne(ConversationStatus::Resolved))
         .order_by_desc(conversation::Column::UpdatedAt)
         .into_tuple()
         .one(conn)
-        .await?;
-    let m = o.message;
+        .await
+}
+
+/// The stored template of a template message.
+fn template_of(m: &OutboundMessage, template_id: Option<Uuid>) -> Stored {
     let template = match &m.content {
         OutboundContent::Template {
             name,
             language,
             parameters,
         } => Some(MessageTemplate {
-            template_id: o.template_id,
+            template_id,
             name: name.clone(),
             language: language.clone(),
             variables: parameters.clone(),
         }),
         _ => None,
     };
-    let stored = Stored {
+    Stored {
         template,
         ..Default::default()
-    };
+    }
+}
+
+/// Keeps a template message the business sent (a campaign's) in the contact's thread, in
+/// the caller's transaction: in their conversation on the platform's channel when one is
+/// not resolved, else waiting for the conversation their next message opens. Announced as
+/// `message.sent`.
+pub async fn record_outbound(
+    conn: &impl ConnectionTrait,
+    o: Outbound<'_>,
+    now: i64,
+) -> Result<(), DbErr> {
+    let open = open_conversation(conn, o.org, o.contact, ChannelType::MessagingAppA).await?;
+    let m = o.message;
     let row = messages::insert(
         conn,
         NewMessage {
@@ -226,7 +240,7 @@ pub async fn record_outbound(
             direction: MessageDirection::Outbound,
             message_type: MessageType::Template,
             body: Some(m.body.clone()),
-            stored,
+            stored: template_of(m, o.template_id),
             media_id: None,
             reply_to_id: None,
             platform_message_id: Some(o.platform_message_id.to_owned()),
@@ -242,81 +256,38 @@ pub async fn record_outbound(
     announce(conn, o.org, row, now).await
 }
 
-/// Applies a platform status to an outbound message that is no campaign recipient's (a
-/// reply, an automation's): found by the platform's id, or by the correlation id (its own
-/// id) when the status beat the call's answer; forward only (SENT → DELIVERED → READ;
-/// FAILED before delivery, refunded), announced as `message.sent` with the new status.
-/// `None` when wm has no such message; `Some(moved)`.
-pub async fn apply_status(
+/// A template message queued to be sent (an automation's): PENDING in the contact's thread
+/// (their open conversation, else waiting for one), charged `cost_micros`, from the number
+/// `phone_number_id`; the sender that makes its call settles it.
+pub async fn queue_template(
     conn: &impl ConnectionTrait,
-    org: Option<Uuid>,
-    u: &StatusUpdate,
+    o: Outbound<'_>,
     now: i64,
-) -> Result<Option<bool>, DbErr> {
-    use MessageStatus as M;
-    let mut by_platform_id = message::Entity::find()
-        .filter(message::Column::PlatformMessageId.eq(u.provider_message_id.clone()))
-        .filter(message::Column::Direction.eq(MessageDirection::Outbound))
-        .filter(message::Column::RecipientId.is_null());
-    if let Some(org) = org {
-        by_platform_id = by_platform_id.filter(message::Column::OrganizationId.eq(org));
-    }
-    let found = if u.provider_message_id.is_empty() {
-        None
-    } else {
-        by_platform_id.one(conn).await?
-    };
-    let found = match found {
-        Some(m) => Some(m),
-        None => {
-            crate::services::replies::deliver::by_correlation(
-                conn,
-                org,
-                u.correlation_id.as_deref(),
-            )
-            .await?
-        }
-    };
-    let Some(m) = found else {
-        return Ok(None);
-    };
-    if m.platform_message_id.is_none() && !u.provider_message_id.is_empty() {
-        message::Entity::update_many()
-            .col_expr(
-                message::Column::PlatformMessageId,
-                Expr::val(u.provider_message_id.clone()),
-            )
-            .filter(message::Column::Id.eq(m.id))
-            .exec(conn)
-            .await?;
-    }
-    let (to, from): (M, &[M]) = match u.status {
-        RecipientStatus::Sent => (M::Sent, &[M::Pending]),
-        RecipientStatus::Delivered => (M::Delivered, &[M::Pending, M::Sent]),
-        RecipientStatus::Read => (M::Read, &[M::Pending, M::Sent, M::Delivered]),
-        RecipientStatus::Failed => {
-            let reason = u
-                .error
-                .as_deref()
-                .unwrap_or("The platform could not deliver it");
-            let moved = crate::services::replies::deliver::fail(conn, &m, reason, now).await?;
-            return Ok(Some(moved));
-        }
-        _ => return Ok(Some(false)),
-    };
-    let moved = message::Entity::update_many()
-        .col_expr(message::Column::Status, Expr::val(to))
-        .col_expr(message::Column::UpdatedAt, Expr::val(now))
-        .filter(message::Column::Id.eq(m.id))
-        .filter(message::Column::Status.is_in(from.iter().copied()))
-        .exec(conn)
-        .await?
-        .rows_affected
-        == 1;
-    if moved && let Some(row) = message::Entity::find_by_id(m.id).unique(conn).await? {
-        announce(conn, m.organization_id, row, now).await?;
-    }
-    Ok(Some(moved))
+) -> Result<message::Model, DbErr> {
+    let open = open_conversation(conn, o.org, o.contact, ChannelType::MessagingAppA).await?;
+    let m = o.message;
+    messages::insert(
+        conn,
+        NewMessage {
+            organization_id: o.org,
+            conversation_id: open,
+            contact_id: o.contact,
+            direction: MessageDirection::Outbound,
+            message_type: MessageType::Template,
+            body: Some(m.body.clone()),
+            stored: template_of(m, o.template_id),
+            media_id: None,
+            reply_to_id: None,
+            platform_message_id: None,
+            status: MessageStatus::Pending,
+            cost_micros: Some(o.cost_micros),
+            sent_by: Some(o.sent_by),
+            recipient_id: None,
+            phone_number_id: Some(o.phone_number_id),
+            created_at: now,
+        },
+    )
+    .await
 }
 
 /// `message.sent` again for a campaign recipient's message whose status moved, if a webhook

@@ -12,6 +12,7 @@ pub mod inbound;
 pub mod media;
 pub mod messages;
 pub mod organizations;
+pub mod outbound;
 pub mod phone_numbers;
 pub mod platform;
 pub mod replies;

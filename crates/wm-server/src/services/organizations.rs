@@ -13,10 +13,10 @@ use wm_types::admin::{
 use wm_types::enums::{ChannelType, StageCategory};
 use wm_types::lookups::{LifecycleStage, List, User};
 
-use crate::auth::{generate_key, hash_key, scopes_to_db};
 use crate::db::entities::{api_key, channel, lifecycle_stage, organization, user};
 use crate::db::tenant::find_in_org;
 use crate::error::{ApiError, ApiResult, is_unique_violation};
+use crate::keys::{generate_key, hash_key, scopes_to_db};
 use crate::state::AppState;
 
 /// The stages every new organisation starts with.

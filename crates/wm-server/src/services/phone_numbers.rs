@@ -73,6 +73,7 @@ pub async fn create(
         waba_id: Set(body.waba_id.map(|s| s.trim().to_owned())),
         access_token_enc: Set(token),
         mps: Set(body.mps.and_then(|n| i32::try_from(n).ok())),
+        provider: Set(None),
         created_at: Set(state.now_ms()),
     })
     .exec_with_returning(&*txn)

@@ -21,13 +21,13 @@ use crate::db::entities::{phone_number, template};
 use crate::db::tenant::in_org;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use wm_types::enums::ChannelType;
 
 /// Syncs the organisation's templates from the platform.
 pub async fn sync(state: &AppState, org: Uuid) -> ApiResult<TemplateSync> {
     let client = state
-        .platforms
-        .catalog
-        .clone()
+        .registry
+        .catalog(ChannelType::MessagingAppA)
         .ok_or_else(|| ApiError::bad_request("No platform template catalog is configured."))?;
     let key = state
         .secret_key

@@ -5,8 +5,8 @@ use wm_types::Money;
 use wm_types::Timestamp;
 use wm_types::admin::{ApiKey, Channel, Deal, Organization, UnappliedPart};
 
-use crate::auth::scopes_from_db;
 use crate::db::entities::{api_key, channel, deal, organization, platform_unapplied};
+use crate::keys::scopes_from_db;
 
 /// A platform webhook part wm did not apply, for the operator.
 impl From<platform_unapplied::Model> for UnappliedPart {

@@ -9,9 +9,6 @@ use wm_types::conversations::{Conversation, ConversationContact};
 
 use crate::db::entities::{contact, conversation, user};
 
-/// The customer-service window: 24 hours from the customer's last message.
-pub const WINDOW_MS: i64 = 24 * 3_600_000;
-
 /// Builds wire conversations, loading contacts and assignees in one query each.
 pub async fn load(
     conn: &impl ConnectionTrait,
@@ -52,9 +49,7 @@ pub async fn load(
                         full_name: u.full_name.clone(),
                         email: u.email.clone(),
                     }),
-                window_expires_at: c
-                    .last_inbound_at
-                    .map(|at| Timestamp::from_millis(at + WINDOW_MS)),
+                window_expires_at: c.window_closes_at.map(Timestamp::from_millis),
                 created_at: Timestamp::from_millis(c.created_at),
                 updated_at: Timestamp::from_millis(c.updated_at),
             }

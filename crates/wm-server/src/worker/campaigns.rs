@@ -23,7 +23,8 @@ use wm_types::campaigns::CampaignStatus;
 use crate::db::WriteTxn;
 use crate::db::entities::campaign;
 use crate::observe::health::{Worker, pass};
-use crate::services::sending::{self, receipts as statuses};
+use crate::services::outbound::status as statuses;
+use crate::services::sending;
 use crate::state::AppState;
 
 /// What one pass did.
@@ -341,7 +342,8 @@ impl CampaignWorker {
         let window =
             i64::try_from(self.state.settings.reconcile_after.as_millis()).unwrap_or(i64::MAX);
         let txn = self.state.db.write().await?;
-        out.reconciled += crate::services::sending::attempts::reconcile(&*txn, now, window).await?;
+        out.reconciled +=
+            crate::services::outbound::recipients::reconcile(&*txn, now, window).await?;
         txn.commit().await?;
         Ok(())
     }
@@ -349,9 +351,20 @@ impl CampaignWorker {
     /// Delivery receipts the platform has for us: applied, then acknowledged (a crash in
     /// between gets them again, and applying one twice changes nothing).
     async fn apply_receipts(&self, out: &mut Outcome) -> anyhow::Result<()> {
-        let updates = self
-            .state
-            .provider
+        for p in self.state.registry.all() {
+            self.apply_receipts_of(p, out).await?;
+        }
+        Ok(())
+    }
+
+    /// The receipts one provider holds for us (the ones whose platforms do not call back).
+    async fn apply_receipts_of(
+        &self,
+        p: &crate::provider::Provider,
+        out: &mut Outcome,
+    ) -> anyhow::Result<()> {
+        let updates = p
+            .sender
             .receipts()
             .await
             .map_err(|e| anyhow::anyhow!(e.to_string()))?;
@@ -366,8 +379,7 @@ impl CampaignWorker {
             }
         }
         txn.commit().await?;
-        self.state
-            .provider
+        p.sender
             .acknowledge(&updates)
             .await
             .map_err(|e| anyhow::anyhow!(e.to_string()))?;

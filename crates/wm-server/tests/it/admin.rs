@@ -145,6 +145,6 @@ async fn keys_are_shown_once_and_stored_hashed() {
     );
     assert!(
         rows.iter()
-            .any(|row| row.key_hash == wm_server::auth::hash_key(key))
+            .any(|row| row.key_hash == wm_server::keys::hash_key(key))
     );
 }

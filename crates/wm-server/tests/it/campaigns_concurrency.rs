@@ -266,7 +266,13 @@ async fn receipts_taken_but_not_applied_before_a_crash_are_not_lost() {
         .await
         .unwrap();
     assert_eq!(out.sent, 5);
-    let taken = crashed.provider.receipts().await.unwrap();
+    let taken = crashed
+        .provider_for(wm_types::enums::ChannelType::MessagingAppA)
+        .unwrap()
+        .sender
+        .receipts()
+        .await
+        .unwrap();
     assert_eq!(taken.len(), 5);
     drop((taken, crashed));
     // Restarted: the receipts are still there for it.

@@ -219,14 +219,15 @@ impl TestApp {
         let mut settings = Settings::new(ADMIN);
         settings.allow_insecure_webhooks = true;
         settings.provider_mps = 0;
-        settings.whatsapp.graph_url = graph_url.to_owned();
-        settings.whatsapp.app_secret = Some(WA_SECRET.to_owned());
-        settings.whatsapp.verify_token = Some(WA_VERIFY.to_owned());
+        settings.providers.messaging = "whatsapp".into();
+        settings.providers.whatsapp.graph_url = graph_url.to_owned();
+        settings.providers.whatsapp.app_secret = Some(WA_SECRET.to_owned());
+        settings.providers.whatsapp.verify_token = Some(WA_VERIFY.to_owned());
         f(&mut settings);
         let provider = Arc::new(
             wm_server::provider::whatsapp::WhatsAppProvider::new(
-                &settings.whatsapp.graph_url,
-                &settings.whatsapp.api_version,
+                &settings.providers.whatsapp.graph_url,
+                &settings.providers.whatsapp.api_version,
             )
             .expect("client")
             .with_timeout(std::time::Duration::from_secs(2))
@@ -267,10 +268,11 @@ impl TestApp {
         let clock: Arc<dyn wm_core::time::Clock> = self.clock.clone();
         let settings = self.state.settings.clone();
         let key = self.state.secret_key.clone();
-        match provider {
-            Some(p) => AppState::build(db, clock, settings, p, key),
-            None => AppState::build(db, clock, settings, self.state.provider.clone(), key),
+        let mut registry = self.state.registry.clone();
+        if let Some(p) = provider {
+            registry.replace_sender(wm_types::enums::ChannelType::MessagingAppA, p);
         }
+        AppState::with_registry(db, clock, settings, registry, key)
     }
 
     /// Another replica: a server state of its own (caches, rate limiter, pacer) on the same

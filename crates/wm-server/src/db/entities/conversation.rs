@@ -18,6 +18,9 @@ pub struct Model {
     pub assigned_to_user_id: Option<Uuid>,
     pub resolved_at: Option<i64>,
     pub last_inbound_at: Option<i64>,
+    /// When the customer-service window the last inbound message opened closes (None with
+    /// an inbound message: it never closes).
+    pub window_closes_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
 }

@@ -18,6 +18,8 @@ pub struct Model {
     pub access_token_enc: Option<String>,
     /// Messages per second for this number (None: the server's `WM_PROVIDER_MPS`).
     pub mps: Option<i32>,
+    /// The provider it sends through (None: its channel's default).
+    pub provider: Option<String>,
     pub created_at: i64,
 }
 

@@ -28,6 +28,8 @@ mod m0018_console_sessions;
 mod m0019_contact_history;
 mod m0020_idempotency_commits;
 mod m0021_platform_users;
+mod m0022_account_providers;
+mod m0023_conversation_windows;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -57,6 +59,8 @@ impl MigratorTrait for Migrator {
             Box::new(m0019_contact_history::Migration),
             Box::new(m0020_idempotency_commits::Migration),
             Box::new(m0021_platform_users::Migration),
+            Box::new(m0022_account_providers::Migration),
+            Box::new(m0023_conversation_windows::Migration),
         ]
     }
 }

@@ -337,7 +337,7 @@ impl MessagingProvider for WhatsAppProvider {
         let Some(account) = message
             .account
             .as_ref()
-            .filter(|a| !a.phone_number_id.trim().is_empty() && !a.access_token.is_empty())
+            .filter(|a| !a.id.trim().is_empty() && !a.access_token.is_empty())
         else {
             return Err(SendError::Paused {
                 stop_reason: whatsapp::PLATFORM_NOT_CONFIGURED.to_owned(),
@@ -347,7 +347,7 @@ impl MessagingProvider for WhatsAppProvider {
                 ),
             });
         };
-        let url = self.url(account.phone_number_id.trim(), "messages");
+        let url = self.url(account.id.trim(), "messages");
         let response = self
             .http
             .post(url)
@@ -385,7 +385,7 @@ impl MessagingProvider for WhatsAppProvider {
 /// The account of a call that needs one.
 fn configured(account: Option<&PlatformAccount>) -> Result<&PlatformAccount, SendError> {
     account
-        .filter(|a| !a.phone_number_id.trim().is_empty() && !a.access_token.is_empty())
+        .filter(|a| !a.id.trim().is_empty() && !a.access_token.is_empty())
         .ok_or_else(|| SendError::Paused {
             stop_reason: whatsapp::PLATFORM_NOT_CONFIGURED.to_owned(),
             reason: "the sender has no WhatsApp account configured".into(),

@@ -9,9 +9,9 @@ use wm_core::tags::{merge_tags, normalize_tags};
 use wm_types::contacts::{BulkResult, BulkUpdateContacts};
 
 use super::{Change, check_refs, record_change, record_saved};
-use crate::auth::AuthContext;
 use crate::db::{self, entities::contact};
 use crate::error::{ApiError, ApiResult};
+use crate::keys::AuthContext;
 use crate::state::AppState;
 
 /// `POST /contacts/bulk`: moves stage, adds tags and sets or removes the owner of up to 500

@@ -10,9 +10,9 @@ use wm_types::contacts::{
 };
 
 use super::load;
-use crate::auth::AuthContext;
 use crate::db;
 use crate::error::{ApiError, ApiResult, is_unique_violation};
+use crate::keys::AuthContext;
 use crate::state::AppState;
 use crate::views::notes as note_views;
 use wm_core::contacts as rules;

@@ -8,7 +8,7 @@ use sea_orm::{ConnectionTrait, DbErr};
 use uuid::Uuid;
 use wm_core::address::is_user_id;
 use wm_core::phone::Phone;
-use wm_core::platform::Person;
+use wm_core::platform::{Descriptor, Identity, Person};
 use wm_types::contacts::TimelineKind;
 use wm_types::enums::ChannelType;
 
@@ -22,7 +22,25 @@ use crate::error::ApiError;
 /// The name changes made on the platform are recorded under.
 pub const BY: &str = "Messaging platform";
 
-const KIND: ChannelType = ChannelType::MessagingAppA;
+/// The channel a person is known on: its type, and whether people are known there by
+/// phone (and so also by every other spelling of their number, [`wm_core::wa_id`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct On {
+    /// The channel type.
+    pub kind: ChannelType,
+    /// Whether a person's phone names them there.
+    pub by_phone: bool,
+}
+
+impl On {
+    /// The channel a descriptor describes.
+    pub fn of(d: &Descriptor) -> On {
+        On {
+            kind: d.channel_type,
+            by_phone: d.identity == Identity::Phone,
+        }
+    }
+}
 
 /// A contact found for a person the platform names.
 pub struct Resolved {
@@ -42,12 +60,13 @@ pub struct Resolved {
 pub async fn resolve(
     conn: &impl ConnectionTrait,
     org: Uuid,
+    on: On,
     wa_id: &str,
 ) -> Result<Option<Resolved>, DbErr> {
     let forms = wm_core::wa_id::forms(wa_id);
     let rank = |s: &str| forms.iter().position(|f| f == s).unwrap_or(usize::MAX);
     let refs: Vec<&str> = forms.iter().map(String::as_str).collect();
-    let identities = db::identities::with_external_ids(conn, org, KIND, &refs).await?;
+    let identities = db::identities::with_external_ids(conn, org, on.kind, &refs).await?;
     if let Some(i) = identities.iter().min_by_key(|i| rank(&i.external_id))
         && let Some(contact) = db::contacts::find(conn, org, i.contact_id).await?
     {
@@ -77,14 +96,15 @@ pub async fn resolve(
 pub async fn resolve_person(
     conn: &impl ConnectionTrait,
     org: Uuid,
+    on: On,
     person: &Person,
 ) -> Result<Option<Resolved>, DbErr> {
     if let Some(user_id) = person.user_id.as_deref()
-        && let Some(i) = db::identities::find(conn, org, KIND, user_id).await?
+        && let Some(i) = db::identities::find(conn, org, on.kind, user_id).await?
         && let Some(contact) = db::contacts::find(conn, org, i.contact_id).await?
     {
         let known_phone = match person.phone.as_deref() {
-            Some(phone) => db::identities::find(conn, org, KIND, phone)
+            Some(phone) => db::identities::find(conn, org, on.kind, phone)
                 .await?
                 .is_some(),
             None => true,
@@ -95,10 +115,10 @@ pub async fn resolve_person(
             known_user: true,
         }));
     }
-    let Some(phone) = person.phone.as_deref() else {
+    let Some(phone) = person.phone.as_deref().filter(|_| on.by_phone) else {
         return Ok(None);
     };
-    Ok(resolve(conn, org, phone).await?.map(|r| Resolved {
+    Ok(resolve(conn, org, on, phone).await?.map(|r| Resolved {
         known_user: person.user_id.is_none(),
         ..r
     }))
@@ -110,22 +130,27 @@ pub async fn resolve_person(
 /// (the person then stays with the contact that holds it next time).
 pub async fn remember_person(
     conn: &impl ConnectionTrait,
+    on: On,
     resolved: &Resolved,
     person: &Person,
     now: i64,
 ) -> Result<bool, DbErr> {
     let contact = &resolved.contact;
     let org = contact.organization_id;
-    let Some(channel) = db::lookups::active_channel(conn, org, KIND).await? else {
+    let Some(channel) = db::lookups::active_channel(conn, org, on.kind).await? else {
         return Ok(true);
     };
     let mut changed = false;
-    if let Some(phone) = person.phone.as_deref().filter(|_| !resolved.known_phone) {
+    if let Some(phone) = person
+        .phone
+        .as_deref()
+        .filter(|_| on.by_phone && !resolved.known_phone)
+    {
         changed |= db::identities::insert_if_absent(
             conn,
             contact,
             channel.id,
-            KIND,
+            on.kind,
             phone,
             Shown::default(),
             now,
@@ -139,7 +164,7 @@ pub async fn remember_person(
             parent_id: person.parent_user_id.as_deref(),
         };
         if resolved.known_user {
-            if let Some(i) = db::identities::find(conn, org, KIND, user_id).await? {
+            if let Some(i) = db::identities::find(conn, org, on.kind, user_id).await? {
                 mine = i.contact_id == contact.id;
                 if mine {
                     changed |= db::identities::set_shown(conn, i.id, shown).await?;
@@ -147,7 +172,7 @@ pub async fn remember_person(
             }
         } else {
             let added = db::identities::insert_if_absent(
-                conn, contact, channel.id, KIND, user_id, shown, now,
+                conn, contact, channel.id, on.kind, user_id, shown, now,
             )
             .await?;
             changed |= added;
@@ -164,19 +189,20 @@ pub async fn remember_person(
 /// the channel and nobody holds that id yet); `true` when it was added.
 pub async fn remember(
     conn: &impl ConnectionTrait,
+    on: On,
     contact: &contact::Model,
     wa_id: &str,
     now: i64,
 ) -> Result<bool, DbErr> {
     let org = contact.organization_id;
-    let Some(channel) = db::lookups::active_channel(conn, org, KIND).await? else {
+    let Some(channel) = db::lookups::active_channel(conn, org, on.kind).await? else {
         return Ok(false);
     };
     let added = db::identities::insert_if_absent(
         conn,
         contact,
         channel.id,
-        KIND,
+        on.kind,
         wa_id,
         Shown::default(),
         now,
@@ -188,24 +214,49 @@ pub async fn remember(
     Ok(added)
 }
 
+/// The ids a send answer or a status reported for the person a message went to.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Reported<'a> {
+    /// The platform's own spelling of their number (WhatsApp's `wa_id`).
+    pub wa_id: Option<&'a str>,
+    /// Their scoped user id (WhatsApp's BSUID).
+    pub user_id: Option<&'a str>,
+}
+
+/// A person's scoped id changing, as the platform tells it.
+#[derive(Debug, Clone, Copy)]
+pub struct IdChange<'a> {
+    /// The id they had.
+    pub previous: &'a str,
+    /// The id they have now.
+    pub current: &'a str,
+    /// Their new parent id, when the platform gives one.
+    pub parent: Option<&'a str>,
+}
+
 /// Remembers the ids the platform reported for a message sent to the contact at
 /// `address`: its send answer's or status's `wa_id` when it is another spelling of the
 /// number, and the person's business-scoped user id (so a message they send with no phone
 /// finds them).
 pub async fn remember_reported(
     conn: &impl ConnectionTrait,
+    on: On,
     org: Uuid,
     contact_id: Uuid,
     address: &str,
-    wa_id: Option<&str>,
-    user_id: Option<&str>,
+    reported: Reported<'_>,
     now: i64,
 ) -> Result<(), DbErr> {
-    let wa_id = wa_id.filter(|w| !w.is_empty() && Some(*w) != address.strip_prefix('+'));
-    let user_id = user_id.filter(|u| !u.is_empty() && *u != address);
+    let wa_id = reported
+        .wa_id
+        .filter(|w| !w.is_empty() && Some(*w) != address.strip_prefix('+'));
+    let user_id = reported.user_id.filter(|u| !u.is_empty() && *u != address);
     let mut new = Vec::new();
     for id in [wa_id, user_id].into_iter().flatten() {
-        if db::identities::find(conn, org, KIND, id).await?.is_none() {
+        if db::identities::find(conn, org, on.kind, id)
+            .await?
+            .is_none()
+        {
             new.push(id);
         }
     }
@@ -214,7 +265,7 @@ pub async fn remember_reported(
     }
     if let Some(contact) = db::contacts::find(conn, org, contact_id).await? {
         for id in new {
-            remember(conn, &contact, id, now).await?;
+            remember(conn, on, &contact, id, now).await?;
         }
     }
     Ok(())
@@ -225,6 +276,7 @@ pub async fn remember_reported(
 /// only new ones are written, so a burst of statuses whose people are known costs a read.
 pub async fn remember_user_ids(
     conn: &impl ConnectionTrait,
+    on: On,
     reported: &[(Uuid, Uuid, &str)],
     now: i64,
 ) -> Result<(), DbErr> {
@@ -240,7 +292,7 @@ pub async fn remember_user_ids(
         ids.sort_unstable();
         ids.dedup();
         let held: std::collections::HashSet<String> =
-            db::identities::with_external_ids(conn, org, KIND, &ids)
+            db::identities::with_external_ids(conn, org, on.kind, &ids)
                 .await?
                 .into_iter()
                 .map(|i| i.external_id)
@@ -258,7 +310,7 @@ pub async fn remember_user_ids(
             db::contacts::find_many(conn, org, new.iter().map(|(c, _)| *c).collect()).await?;
         for (contact, id) in new {
             if let Some(contact) = contacts.iter().find(|c| c.id == contact) {
-                remember(conn, contact, id, now).await?;
+                remember(conn, on, contact, id, now).await?;
             }
         }
     }
@@ -301,6 +353,7 @@ pub async fn set_opted_out(
 pub async fn change_number(
     conn: &impl ConnectionTrait,
     org: Uuid,
+    on: On,
     from: &Person,
     to: &str,
     new_user_id: Option<&str>,
@@ -312,7 +365,7 @@ pub async fn change_number(
     };
     let Some(Resolved {
         contact: before, ..
-    }) = resolve_person(conn, org, from).await?
+    }) = resolve_person(conn, org, on, from).await?
     else {
         return Ok(false);
     };
@@ -321,19 +374,20 @@ pub async fn change_number(
         .as_deref()
         .map(wm_core::wa_id::forms)
         .unwrap_or_default();
-    let mut dropped = db::identities::delete_of_contact(conn, before.id, KIND, &old_forms).await?;
+    let mut dropped =
+        db::identities::delete_of_contact(conn, before.id, on.kind, &old_forms).await?;
     if let Some(user_id) = new_user_id {
         let old_ids: Vec<String> =
-            db::identities::of_contact_where(conn, before.id, KIND, is_user_id)
+            db::identities::of_contact_where(conn, before.id, on.kind, is_user_id)
                 .await?
                 .into_iter()
                 .map(|i| i.external_id)
                 .filter(|id| id != user_id)
                 .collect();
-        dropped += db::identities::delete_of_contact(conn, before.id, KIND, &old_ids).await?;
-        remember(conn, &before, user_id, now).await?;
+        dropped += db::identities::delete_of_contact(conn, before.id, on.kind, &old_ids).await?;
+        remember(conn, on, &before, user_id, now).await?;
     }
-    if !remember(conn, &before, new_phone.digits(), now).await? && dropped > 0 {
+    if !remember(conn, on, &before, new_phone.digits(), now).await? && dropped > 0 {
         db::contacts::refresh_identities(conn, org, before.id).await?;
     }
     let was_platform_number = before
@@ -369,14 +423,18 @@ pub async fn change_number(
 pub async fn change_user_id(
     conn: &impl ConnectionTrait,
     org: Uuid,
+    on: On,
     person: &Person,
-    previous: &str,
-    current: &str,
-    parent: Option<&str>,
+    change: IdChange<'_>,
     now: i64,
 ) -> Result<bool, DbErr> {
+    let IdChange {
+        previous,
+        current,
+        parent,
+    } = change;
     if let Some(contact) =
-        db::identities::rename(conn, org, KIND, previous, current, parent).await?
+        db::identities::rename(conn, org, on.kind, previous, current, parent).await?
     {
         db::contacts::refresh_identities(conn, org, contact).await?;
         return Ok(true);
@@ -385,7 +443,7 @@ pub async fn change_user_id(
         user_id: None,
         ..person.clone()
     };
-    let Some(resolved) = resolve_person(conn, org, &by_phone).await? else {
+    let Some(resolved) = resolve_person(conn, org, on, &by_phone).await? else {
         return Ok(false);
     };
     let now_known = Person {
@@ -397,7 +455,7 @@ pub async fn change_user_id(
         known_user: false,
         ..resolved
     };
-    remember_person(conn, &resolved, &now_known, now).await
+    remember_person(conn, on, &resolved, &now_known, now).await
 }
 
 /// Saves a platform change of `before` (`fields`, naming `changed`): the row, its timeline

@@ -13,11 +13,11 @@ use super::{
     Change, check_refs, detail, event_data, load, phone_conflict, phone_exists, phone_holder,
     record_saved,
 };
-use crate::auth::AuthContext;
 use crate::db::entities::{contact, identity};
 use crate::db::lookups::OrgLookups;
 use crate::db::{self, contacts::NewRow};
 use crate::error::{ApiError, ApiResult, is_unique_violation};
+use crate::keys::AuthContext;
 use crate::state::AppState;
 use crate::views::contacts::{self as contact_views, Shape};
 
@@ -206,7 +206,8 @@ pub async fn create(
         lookups: l.clone(),
         keyed: crate::idempotency::current(),
     };
-    let (row, identities) = match state.creates.write(job).await? {
+    let creates = state.singleton(|s| super::batch::Creates::new(s.db.clone(), s.clock.clone()));
+    let (row, identities) = match creates.write(job).await? {
         Ok(w) => w,
         Err(e) if is_unique_violation(&e) => {
             return Err(phone_conflict(state, org, phone.as_ref()).await);

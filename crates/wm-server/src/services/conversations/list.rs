@@ -20,12 +20,12 @@ use wm_types::conversations::{
 };
 use wm_types::enums::{ChannelType, ConversationStatus};
 
-use crate::auth::AuthContext;
 use crate::db::Unique;
 use crate::db::conversations::list;
 use crate::db::entities::{conversation, organization};
 use crate::db::tallies::{self, Dim, bucket_key, conversation_key};
 use crate::error::ApiResult;
+use crate::keys::AuthContext;
 use crate::state::AppState;
 
 use super::{active_types, on_types};

@@ -9,6 +9,7 @@ use sea_orm::{
     QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
+use wm_core::platform::Window;
 use wm_types::conversations::{Conversation, InitiatedBy, UpdateConversation};
 use wm_types::enums::{ChannelType, ConversationStatus};
 use wm_types::events::EventKind;
@@ -156,11 +157,15 @@ pub async fn touch_from_contact(
     conn: &impl ConnectionTrait,
     org: Uuid,
     contact: Uuid,
-    channel: Uuid,
-    kind: ChannelType,
+    on: Via,
     written_at: i64,
     now: i64,
 ) -> ApiResult<Touched> {
+    let Via {
+        channel,
+        kind,
+        window,
+    } = on;
     // Two messages of one contact applied at once (platform webhooks, replicas) must land
     // in one conversation: on PostgreSQL the contact's row is locked for this transaction
     // (SQLite has one writer at a time already).
@@ -183,6 +188,10 @@ pub async fn touch_from_contact(
         conversation::Entity::update_many()
             .col_expr(conversation::Column::UpdatedAt, Expr::val(now))
             .col_expr(conversation::Column::LastInboundAt, Expr::val(last))
+            .col_expr(
+                conversation::Column::WindowClosesAt,
+                Expr::val(window.closes_at(Some(last))),
+            )
             .col_expr(
                 conversation::Column::Status,
                 Expr::val(ConversationStatus::Open),
@@ -209,6 +218,7 @@ pub async fn touch_from_contact(
         assigned_to_user_id: Set(None),
         resolved_at: Set(None),
         last_inbound_at: Set(Some(written_at)),
+        window_closes_at: Set(window.closes_at(Some(written_at))),
         created_at: Set(now),
         updated_at: Set(now),
     })
@@ -217,6 +227,17 @@ pub async fn touch_from_contact(
     // Campaign messages sent while they had no conversation open are its first messages.
     crate::db::messages::adopt(conn, contact, id).await?;
     Ok(Touched { id, opened: true })
+}
+
+/// The channel a contact wrote on, and its messaging window.
+#[derive(Debug, Clone, Copy)]
+pub struct Via {
+    /// The channel's id.
+    pub channel: Uuid,
+    /// Its type.
+    pub kind: ChannelType,
+    /// When the business may answer freely after the contact writes.
+    pub window: Window,
 }
 
 /// The conversation a contact's message landed in.

@@ -20,17 +20,16 @@ use wm_core::imports::{self as rules, DEFAULT_TAG_SEPARATOR};
 use wm_core::validate::parse_value;
 use wm_types::imports::{DedupeMode, ImportFormat, ImportOptions, ImportStatus};
 
-use crate::auth::AuthContext;
 use crate::db;
 use crate::db::entities::contact_import;
 use crate::error::{ApiError, ApiResult};
+use crate::keys::AuthContext;
 use crate::state::AppState;
 
 /// Rows per stored chunk, and so per write transaction of the worker.
 pub const CHUNK_ROWS: usize = 1000;
 
-/// The largest upload (`413` beyond).
-pub const MAX_IMPORT_BYTES: usize = 512 * 1024 * 1024;
+pub use wm_types::imports::MAX_IMPORT_BYTES;
 
 /// The longest NDJSON line, and the longest options part.
 pub const MAX_LINE: usize = 64 * 1024;
@@ -116,8 +115,8 @@ fn multipart_error(e: &MultipartError) -> ApiError {
             format!("The upload is larger than {MAX_IMPORT_BYTES} bytes."),
         );
     }
-    if crate::extract::is_timeout(e) {
-        return crate::extract::body_timeout();
+    if crate::error::is_timeout(e) {
+        return crate::error::body_timeout();
     }
     ApiError::invalid(format!(
         "the multipart body could not be read: {}",

@@ -2,7 +2,7 @@
 //! transaction (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so replicas share the backlog
 //! without taking a webhook twice), and each run of webhooks that hold only statuses is
 //! applied in one transaction with the mark that they are done
-//! ([`receipts::apply_many`](crate::services::sending::receipts::apply_many)): a crash
+//! ([`grouped::apply_many`](crate::services::outbound::grouped::apply_many)): a crash
 //! leaves the whole run to be applied again once its claim lapses, never half of it. A
 //! webhook with anything else (an inbound message, a template's status) is applied on its
 //! own, at its place in the order, as [`super::apply_claimed`] always did; and a run whose
@@ -23,7 +23,7 @@ use super::{
     CLAIM_MS, Parsed, apply_claimed, mark_processed, number_by_platform_id, parse, unapplied,
 };
 use crate::db::entities::platform_event;
-use crate::services::sending::receipts;
+use crate::services::outbound::grouped;
 use crate::state::AppState;
 
 /// How many kept webhooks one claim takes.
@@ -160,6 +160,6 @@ async fn apply_run(
             }
         }
     }
-    receipts::apply_many(conn, &statuses, now).await?;
+    grouped::apply_many(conn, &statuses, now).await?;
     Ok(())
 }

@@ -28,7 +28,7 @@ pub async fn keep(state: &AppState, provider: &str, payload: String) -> ApiResul
     };
     let st = state.clone();
     state
-        .intake_commit
+        .singleton(|_| GroupCommit::default())
         .run(row, move |rows| write(st.clone(), rows))
         .await
         .map(|()| id)

@@ -18,8 +18,10 @@ use wm_types::campaigns::CampaignStatus;
 use crate::db::entities::{
     campaign, phone_number, platform_event, platform_inbound_seen, template,
 };
-use crate::services::inbound;
-use crate::services::sending::{self, receipts as statuses};
+use crate::services::contacts::platform::On;
+use crate::services::inbound::{self, people};
+use crate::services::outbound::status as statuses;
+use crate::services::sending;
 use crate::state::AppState;
 use wm_core::platform::PlatformEvent;
 
@@ -47,7 +49,7 @@ pub(crate) enum Parsed {
 
 /// Reads a kept webhook with its platform's intake.
 pub(crate) fn parse(state: &AppState, row: &platform_event::Model) -> Parsed {
-    let parsed = match state.intake(&row.provider) {
+    let parsed = match state.registry.intake(&row.provider) {
         Some(intake) => intake
             .parse(row.payload.as_bytes())
             .map(|events| (intake.name(), events)),
@@ -225,6 +227,10 @@ async fn apply_to_org(
     e: PlatformEvent,
 ) -> anyhow::Result<()> {
     let org = number.organization_id;
+    let Some(p) = state.registry.named(provider).cloned() else {
+        anyhow::bail!("no provider named {provider} runs here");
+    };
+    let on = On::of(p.descriptor);
     match e {
         PlatformEvent::Status { update, .. } => {
             let txn = state.db.write().await?;
@@ -233,18 +239,23 @@ async fn apply_to_org(
         }
         PlatformEvent::Inbound(m) => {
             let id = m.message_id.clone();
-            inbound::platform_message(state, org, provider, number.id, *m)
+            inbound::platform_message(state, org, &p, number.id, *m)
                 .await
                 .map_err(|e| anyhow::anyhow!("inbound message {id}: {e}"))?;
         }
         PlatformEvent::NumberChanged {
+            account,
             message_id,
             from,
             to,
             user_id,
-            ..
         } => {
-            inbound::number_changed(state, org, &message_id, &from, &to, user_id.as_deref())
+            let key = inbound::seen::Key {
+                provider,
+                account: &account,
+                message_id: &message_id,
+            };
+            people::number_changed(state, org, on, key, &from, &to, user_id.as_deref())
                 .await
                 .map_err(|e| anyhow::anyhow!("number change {message_id}: {e}"))?;
         }
@@ -255,12 +266,22 @@ async fn apply_to_org(
             parent,
             ..
         } => {
-            inbound::user_id_changed(state, org, &person, &previous, &current, parent.as_deref())
-                .await
-                .map_err(|e| anyhow::anyhow!("user id change: {e}"))?;
+            people::user_id_changed(
+                state,
+                org,
+                on,
+                &person,
+                crate::services::contacts::platform::IdChange {
+                    previous: &previous,
+                    current: &current,
+                    parent: parent.as_deref(),
+                },
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("user id change: {e}"))?;
         }
         PlatformEvent::Preference { person, stop, .. } => {
-            inbound::marketing_preference(state, org, &person, stop)
+            people::marketing_preference(state, org, on, &person, stop)
                 .await
                 .map_err(|e| anyhow::anyhow!("marketing preference: {e}"))?;
         }

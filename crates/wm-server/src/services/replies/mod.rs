@@ -10,9 +10,10 @@
 //! card by category, a UTILITY template free inside an open window; charged before the call,
 //! refunded when the message fails.
 
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{ConnectionTrait, EntityTrait};
 use uuid::Uuid;
 use wm_core::address::Address;
+use wm_core::platform::Descriptor;
 use wm_core::templates;
 use wm_types::Money;
 use wm_types::campaigns::{TemplateCategory, TemplateStatus};
@@ -22,17 +23,14 @@ use wm_types::messages::{
     SendMessage, SendType, SenderKind,
 };
 
-use crate::auth::AuthContext;
 use crate::db::Unique;
-use crate::db::entities::{
-    contact, conversation, media, message, organization, phone_number, template,
-};
+use crate::db::entities::{contact, conversation, media, message, organization, template};
 use crate::db::messages::{self, MEDIA_STORED, NewMessage, Stored};
 use crate::db::tenant::find_in_org;
 use crate::error::{ApiError, ApiResult};
+use crate::keys::AuthContext;
 use crate::services::sending;
 use crate::state::AppState;
-use crate::views::conversations::WINDOW_MS;
 
 pub mod deliver;
 pub mod read;
@@ -49,34 +47,11 @@ pub fn address_of(k: &contact::Model) -> Option<Address> {
     )
 }
 
-/// Whether the customer-service window of a conversation is open at `now`.
+/// Whether a free-form message may be sent in a conversation at `now`: the customer wrote,
+/// and the window their message opened (by their channel's rule, kept on the conversation)
+/// has not closed.
 pub fn window_open(c: &conversation::Model, now: i64) -> bool {
-    c.last_inbound_at.is_some_and(|at| now < at + WINDOW_MS)
-}
-
-/// The business number a conversation is answered from: the one its customer last wrote
-/// to, else the organisation's first.
-pub async fn sender_of(
-    conn: &impl ConnectionTrait,
-    c: &conversation::Model,
-) -> ApiResult<phone_number::Model> {
-    let written_to: Option<Uuid> = message::Entity::find()
-        .filter(message::Column::ConversationId.eq(c.id))
-        .filter(message::Column::Direction.eq(MessageDirection::Inbound))
-        .filter(message::Column::PhoneNumberId.is_not_null())
-        .order_by_desc(message::Column::CreatedAt)
-        .one(conn)
-        .await?
-        .and_then(|m| m.phone_number_id);
-    let q = phone_number::Entity::find()
-        .filter(phone_number::Column::OrganizationId.eq(c.organization_id));
-    let q = match written_to {
-        Some(id) => q.filter(phone_number::Column::Id.eq(id)),
-        None => q.order_by_asc(phone_number::Column::CreatedAt),
-    };
-    q.one(conn).await?.ok_or_else(|| {
-        ApiError::bad_request("The organization has no sender number to answer from.")
-    })
+    c.last_inbound_at.is_some() && c.window_closes_at.is_none_or(|at| now < at)
 }
 
 /// The reply's content as stored, and the text the customer reads.
@@ -144,6 +119,7 @@ async fn prepare(
     org: Uuid,
     body: &SendMessage,
     k: &contact::Model,
+    channel: &Descriptor,
 ) -> ApiResult<Prepared> {
     let mut p = Prepared {
         message_type: MessageType::Text,
@@ -173,6 +149,11 @@ async fn prepare(
                 .template
                 .as_ref()
                 .ok_or_else(|| ApiError::invalid("template is required"))?;
+            if !channel.templates {
+                return Err(ApiError::bad_request(
+                    "Templates are not sent on this conversation's channel.",
+                ));
+            }
             let row = find_in_org::<template::Entity>(org, t.template_id)
                 .unique(conn)
                 .await?
@@ -223,7 +204,7 @@ async fn prepare(
             let is = file
                 .mime_type
                 .as_deref()
-                .and_then(wm_core::whatsapp::media_limit)
+                .and_then(|mime| channel.media_limit(mime))
                 .map(|(kind, _)| kind);
             if is != Some(p.message_type) {
                 return Err(ApiError::invalid(format!(
@@ -291,6 +272,10 @@ pub async fn send(
         .unique(&*txn)
         .await?
         .ok_or_else(|| ApiError::not_found("Conversation"))?;
+    let provider = state.provider_for(c.channel_type).ok_or_else(|| {
+        ApiError::bad_request("No provider sends on this conversation's channel.")
+    })?;
+    let channel = provider.descriptor;
     let open = window_open(&c, now);
     if body.message_type != SendType::Template && !open {
         return Err(ApiError::business(
@@ -326,8 +311,8 @@ pub async fn send(
         ),
         None => None,
     };
-    let sender = sender_of(&*txn, &c).await?;
-    let p = prepare(&*txn, org, &body, &k).await?;
+    let sender = crate::services::outbound::sender::number_of(&*txn, &c).await?;
+    let p = prepare(&*txn, org, &body, &k, channel).await?;
     if let Some(t) = &p.template
         && t.category == TemplateCategory::Marketing
         && k.opted_out

@@ -34,12 +34,18 @@ pub async fn mark(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<MarkedRead
         let number = phone_number::Entity::find_by_id(number)
             .unique(conn)
             .await?;
-        let account = number
+        let Some(sender) = number
             .as_ref()
-            .and_then(|n| crate::worker::dispatch::account(state, n));
-        state
+            .and_then(|n| crate::services::outbound::sender::Sender::of_number(state, n))
+        else {
+            return Err(ApiError::bad_request(
+                "The business number the customer wrote to is gone.",
+            ));
+        };
+        sender
             .provider
-            .mark_read(account.as_ref(), platform_id)
+            .sender
+            .mark_read(sender.account.as_ref(), platform_id)
             .await
             .map_err(|e| {
                 ApiError::business(

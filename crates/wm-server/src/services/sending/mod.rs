@@ -15,12 +15,18 @@
 //! before the platform is called; a message is claimed before its call and never sent
 //! twice; statuses only move a recipient forward, and a receipt is never dropped.
 
-pub mod attempts;
+/// The channel campaigns are sent on: the contract's MESSAGING_APP_A templates only.
+pub const CAMPAIGNS: crate::services::contacts::platform::On =
+    crate::services::contacts::platform::On {
+        kind: wm_types::enums::ChannelType::MessagingAppA,
+        by_phone: true,
+    };
+
 pub mod charging;
 pub mod lifecycle;
 pub mod pricing;
 pub mod queueing;
-pub mod receipts;
+pub mod replied;
 
 pub use charging::{
     Charge, batch_limit, charge_batch, is_open, next_batch_at, paid_batch_waiting, prepare,
@@ -33,4 +39,4 @@ pub use pricing::{
     ineligible_contacts, month_of, next_batch, price_all, price_batch, price_next_batch, rate_card,
 };
 pub use queueing::{UNPAID, queue_step};
-pub use receipts::mark_replied;
+pub use replied::mark_replied;

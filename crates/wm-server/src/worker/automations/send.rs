@@ -1,24 +1,33 @@
-//! An automation's SEND_TEMPLATE step: the wallet charge recorded in the run, then the
-//! platform call, so a resumed run neither charges nor sends twice.
+//! An automation's SEND_TEMPLATE step: the wallet charge and the message (queued, claimed by
+//! the step) in one transaction with their mark in the run, then the platform call through
+//! the one outbound path; a resumed run finds its message and neither charges nor sends
+//! twice.
+
+use std::sync::atomic::AtomicBool;
 
 use crate::db::Unique;
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use uuid::Uuid;
 use wm_core::address::Address;
 use wm_core::automations::run::StepOutcome;
 use wm_core::messaging::messageable;
-use wm_core::provider::{OutboundContent, OutboundMessage, SendError};
-use wm_types::Timestamp;
+use wm_core::provider::{OutboundContent, OutboundMessage};
 use wm_types::automations::{RunStep, StepKind, StepType};
-use wm_types::campaigns::{LedgerKind, TemplateStatus};
-use wm_types::messages::SenderKind;
+use wm_types::campaigns::TemplateStatus;
+use wm_types::messages::{MessageStatus, SenderKind};
+use wm_types::{Money, Timestamp};
 
 use super::AutomationWorker;
 use crate::db::entities::{
-    automation, automation_run, contact, organization, phone_number, template,
+    automation, automation_run, contact, message, organization, phone_number, template,
 };
-use crate::observe::metrics::{self, Source};
-use crate::services::{messages, sending, wallet};
+use crate::observe::metrics::Source;
+use crate::services::messages::{self, Outbound};
+use crate::services::outbound::messages::Attempt;
+use crate::services::outbound::send::{Settled, send};
+use crate::services::outbound::sender::Sender;
+use crate::services::{sending, wallet};
 
 impl AutomationWorker {
     pub(super) async fn send_template(
@@ -46,7 +55,7 @@ impl AutomationWorker {
             .await
             .map_err(db)?
             .ok_or_else(|| format!("no APPROVED template named {name}"))?;
-        let sender = phone_number::Entity::find()
+        let number = phone_number::Entity::find()
             .filter(phone_number::Column::OrganizationId.eq(org))
             .order_by_asc(phone_number::Column::CreatedAt)
             .one(conn)
@@ -68,45 +77,13 @@ impl AutomationWorker {
             .market_for_address(&to)
             .map(|m| m.price(category))
             .ok_or("unpriceable destination: the number has no known market")?;
-        // Charged once: the charge and its mark in the run's log are one transaction.
-        let charged = log
-            .iter()
-            .any(|s| s.index as usize == index && s.outcome == "charged");
-        if !charged {
-            let now = self.state.now_ms();
-            let txn = self.state.db.write().await.map_err(db)?;
-            let what = format!("Automation \"{}\": template {}", a.name, tpl.name);
-            if !wallet::charge(&*txn, org, price, None, &what, now)
-                .await
-                .map_err(db)?
-            {
-                return Err("Saldo insuficiente en la wallet.".into());
-            }
-            log.push(RunStep {
-                index: index as u32,
-                step_type: StepType::Action,
-                kind: StepKind::SendTemplate,
-                outcome: "charged".into(),
-                detail: Some(format!("{}", price.to_decimal())),
-                at: Timestamp::from_millis(now),
-            });
-            automation_run::Entity::update_many()
-                .col_expr(
-                    automation_run::Column::StepsLog,
-                    Expr::val(serde_json::to_string(&*log).unwrap_or_default()),
-                )
-                .filter(automation_run::Column::Id.eq(run.id))
-                .exec(&*txn)
-                .await
-                .map_err(db)?;
-            txn.commit().await.map_err(db)?;
-        }
-        let provider = self.state.provider.name();
+        let sender = Sender::of_number(&self.state, &number)
+            .ok_or("no provider sends for the organization's number")?;
         let message = OutboundMessage {
-            correlation_id: format!("{}:{index}", run.id),
-            from: sender.number_e164.clone(),
-            account: crate::worker::dispatch::account(&self.state, &sender),
-            to: to.clone(),
+            correlation_id: String::new(),
+            from: sender.from.clone(),
+            account: sender.account.clone(),
+            to,
             content: OutboundContent::Template {
                 name: tpl.name.clone(),
                 language: tpl.language.clone(),
@@ -115,64 +92,159 @@ impl AutomationWorker {
             reply_to: None,
             body: tpl.body_text.clone(),
         };
-        let own_mps = sender.mps.and_then(|n| u32::try_from(n).ok());
-        self.state
-            .pacer
-            .wait(sender.id, own_mps)
-            .await
-            .map_err(db)?;
-        match self.state.provider.send(&message).await {
-            Ok(accepted) => {
-                let id = accepted.message_id;
-                metrics::messages_sent(provider, Source::Automation, 1);
-                let now = self.state.now_ms();
-                let outbound = messages::Outbound {
-                    org,
-                    contact: c.id,
-                    platform_message_id: &id,
-                    message: &message,
-                    template_id: Some(tpl.id),
-                    cost_micros: price.0,
-                    sent_by: (SenderKind::Automation, a.id),
-                    recipient_id: None,
-                    phone_number_id: sender.id,
+        // Resumed after a crash mid-send: the message this step queued decides, never a
+        // second one (it was written with the charge, at the time the log says).
+        let found = match charged_at(log, index) {
+            Some(at) => message::Entity::find()
+                .filter(message::Column::SentByKind.eq(SenderKind::Automation))
+                .filter(message::Column::SentById.eq(a.id))
+                .filter(message::Column::ContactId.eq(c.id))
+                .filter(message::Column::CreatedAt.eq(at))
+                .one(conn)
+                .await
+                .map_err(db)?,
+            None => None,
+        };
+        let queued = match found {
+            Some(m) => m,
+            None => {
+                let Some(row) = self
+                    .queue(run, a, index, c, &tpl, &number, &message, price, log)
+                    .await
+                    .map_err(db)?
+                else {
+                    return Err("Saldo insuficiente en la wallet.".into());
                 };
-                let txn = self.state.db.write().await.map_err(db)?;
-                messages::record_outbound(&*txn, outbound, now)
-                    .await
-                    .map_err(db)?;
-                sending::receipts::apply_kept(&*txn, &id, now)
-                    .await
-                    .map_err(db)?;
-                txn.commit().await.map_err(db)?;
-                Ok(StepOutcome::Sent {
-                    detail: format!("template {} (message {id})", tpl.name),
-                    price_micros: price.0,
-                })
-            }
-            // Maybe sent: kept charged, never re-sent.
-            Err(SendError::Ambiguous(reason)) => {
-                metrics::messages_failed(provider, Source::Automation, "ambiguous", 1);
-                Err(format!("outcome unknown: {reason}"))
-            }
-            Err(e) => {
-                let (class, reason) = match e {
-                    SendError::Rejected { reason, .. } => ("rejected", reason),
-                    SendError::RetryLater(reason) => ("unavailable", reason),
-                    SendError::Paused { reason, .. } => ("paused", reason),
-                    SendError::Ambiguous(reason) => ("ambiguous", reason),
+                let attempt = Attempt {
+                    m: &row,
+                    source: Source::Automation,
+                    claimed: true,
                 };
-                metrics::messages_failed(provider, Source::Automation, class, 1);
-                metrics::messages_refunded(provider, Source::Automation, usize::from(price.0 > 0));
-                let now = self.state.now_ms();
-                let txn = self.state.db.write().await.map_err(db)?;
-                let what = format!("Automation \"{}\": refund of a rejected message", a.name);
-                wallet::credit(&*txn, org, LedgerKind::Refund, price, None, &what, now)
+                let halt = AtomicBool::new(false);
+                let call = OutboundMessage {
+                    correlation_id: row.id.to_string(),
+                    ..message
+                };
+                let settled = send(&self.state, &attempt, &sender, &halt, async { Ok(call) })
                     .await
-                    .map_err(db)?;
-                txn.commit().await.map_err(db)?;
-                Err(reason)
+                    .map_err(|e| format!("{e:#}"))?;
+                if settled == Settled::NotCalled {
+                    // Stopping before the call: the reply sender sends it later.
+                    release(&self.state, row.id).await.map_err(db)?;
+                }
+                message::Entity::find_by_id(row.id)
+                    .unique(conn)
+                    .await
+                    .map_err(db)?
+                    .ok_or("the step's message is gone")?
             }
+        };
+        outcome(&queued, &tpl.name, price.0)
+    }
+
+    /// The step's message, charged and queued (claimed: this step makes the call) in one
+    /// transaction with its mark in the run's log (`charged`, the price); `None` when the
+    /// wallet cannot pay it. A run whose log says it was charged (before its message was
+    /// kept with the charge) is not charged again.
+    #[allow(clippy::too_many_arguments)]
+    async fn queue(
+        &self,
+        run: &automation_run::Model,
+        a: &automation::Model,
+        index: usize,
+        c: &contact::Model,
+        tpl: &template::Model,
+        number: &phone_number::Model,
+        message: &OutboundMessage,
+        price: Money,
+        log: &mut Vec<RunStep>,
+    ) -> Result<Option<message::Model>, sea_orm::DbErr> {
+        let now = self.state.now_ms();
+        let txn = self.state.db.write().await?;
+        let charged = charged_at(log, index).is_some();
+        let what = format!("Automation \"{}\": template {}", a.name, tpl.name);
+        if !charged && !wallet::charge(&*txn, c.organization_id, price, None, &what, now).await? {
+            return Ok(None);
         }
+        let queued = Outbound {
+            org: c.organization_id,
+            contact: c.id,
+            platform_message_id: "",
+            message,
+            template_id: Some(tpl.id),
+            cost_micros: price.0,
+            sent_by: (SenderKind::Automation, a.id),
+            recipient_id: None,
+            phone_number_id: number.id,
+        };
+        let row = messages::queue_template(&*txn, queued, now).await?;
+        message::Entity::update_many()
+            .col_expr(message::Column::AttemptAt, Expr::val(now))
+            .filter(message::Column::Id.eq(row.id))
+            .exec(&*txn)
+            .await?;
+        if !charged {
+            log.push(RunStep {
+                index: index as u32,
+                step_type: StepType::Action,
+                kind: StepKind::SendTemplate,
+                outcome: CHARGED.into(),
+                detail: Some(format!("{}", price.to_decimal())),
+                at: Timestamp::from_millis(now),
+            });
+        }
+        automation_run::Entity::update_many()
+            .col_expr(
+                automation_run::Column::StepsLog,
+                Expr::val(serde_json::to_string(&*log).unwrap_or_default()),
+            )
+            .filter(automation_run::Column::Id.eq(run.id))
+            .exec(&*txn)
+            .await?;
+        txn.commit().await?;
+        Ok(Some(row))
+    }
+}
+
+/// The log outcome of a step's message charged (and queued with the charge).
+const CHARGED: &str = "charged";
+
+/// When step `index` was charged (and its message written), by its mark in the run's log.
+fn charged_at(log: &[RunStep], index: usize) -> Option<i64> {
+    log.iter()
+        .find(|s| s.index as usize == index && s.outcome == CHARGED)
+        .map(|s| s.at.millis())
+}
+
+/// A claimed message whose call was not made (the server stopping): back in the queue.
+async fn release(state: &crate::state::AppState, id: Uuid) -> Result<(), sea_orm::DbErr> {
+    message::Entity::update_many()
+        .col_expr(message::Column::AttemptAt, Expr::val(Option::<i64>::None))
+        .filter(message::Column::Id.eq(id))
+        .filter(message::Column::Status.eq(MessageStatus::Pending))
+        .exec(&state.db.conn)
+        .await?;
+    Ok(())
+}
+
+/// The step's outcome, by what became of its message: sent (or in the queue again, the
+/// platform having asked to retry later), or failed (refunded) with the platform's reason.
+fn outcome(m: &message::Model, template: &str, price_micros: i64) -> Result<StepOutcome, String> {
+    match m.status {
+        MessageStatus::Failed => Err(m
+            .error_message
+            .clone()
+            .unwrap_or_else(|| "the platform refused the message".into())),
+        MessageStatus::Pending if m.attempt_at.is_some() => Err(format!(
+            "outcome unknown: the platform did not confirm message {}",
+            m.id
+        )),
+        _ => Ok(StepOutcome::Sent {
+            detail: match &m.platform_message_id {
+                Some(id) => format!("template {template} (message {id})"),
+                None => format!("template {template} (message {}, queued)", m.id),
+            },
+            price_micros,
+        }),
     }
 }

@@ -1,6 +1,6 @@
 //! Hands charged messages to the platform, at most once each: a sending campaign is leased,
 //! and every recipient's attempt is recorded before its call and its result right after
-//! (see [`crate::services::sending::attempts`]). Paced per sender number; several calls in flight.
+//! (see [`crate::services::outbound`]). Paced per sender number; several calls in flight.
 //!
 //! What the platform answers decides what happens (the table lives in wm-core): SENT;
 //! FAILED and refunded (and the contact opted out when the person asked); back in the queue
@@ -20,15 +20,14 @@ use sea_orm::sea_query::{Expr, Query};
 use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use tracing::Instrument;
 use uuid::Uuid;
-use wm_core::provider::PlatformAccount;
 use wm_types::campaigns::CampaignStatus;
 
 use crate::db::Unique;
-use crate::db::entities::{campaign, phone_number, recipient};
+use crate::db::entities::{campaign, recipient};
 use crate::observe::health::Worker;
-use crate::services::sending::attempts;
+use crate::services::outbound::recipients as attempts;
+use crate::services::outbound::send::Settled;
 use crate::state::AppState;
-use chunk::Result1;
 
 mod chunk;
 
@@ -137,7 +136,7 @@ async fn lease(state: &AppState, skip: &HashSet<Uuid>) -> anyhow::Result<Option<
             Expr::col((recipient::Entity, recipient::Column::CampaignId))
                 .equals((campaign::Entity, campaign::Column::Id)),
         )
-        .cond_where(crate::services::sending::attempts::ready(now))
+        .cond_where(attempts::ready(now))
         .to_owned();
     let c = crate::db::skip_locked(
         &state.db,
@@ -218,25 +217,6 @@ async fn release(state: &AppState, id: Uuid, hold: Option<i64>) -> anyhow::Resul
     Ok(())
 }
 
-/// The sender number's platform account, with its token decrypted for the call.
-pub fn account(state: &AppState, sender: &phone_number::Model) -> Option<PlatformAccount> {
-    let phone_number_id = sender.platform_phone_number_id.clone()?;
-    let access_token = match (&state.secret_key, &sender.access_token_enc) {
-        (Some(key), Some(enc)) => match key.decrypt(enc) {
-            Ok(t) => t,
-            Err(e) => {
-                tracing::warn!(number = %sender.id, error = %e, "the sender's access token cannot be decrypted");
-                return None;
-            }
-        },
-        _ => return None,
-    };
-    Some(PlatformAccount {
-        phone_number_id,
-        access_token,
-    })
-}
-
 /// Sends the campaign's ready messages chunk by chunk until none is left, its [`SLICE`] is
 /// used, or the platform stops it; `Some(time)` when the platform asked to retry later: the
 /// campaign is held until then (the earliest backoff among the messages it refused).
@@ -267,25 +247,28 @@ async fn send_campaign(
         }
         let results = chunk::send(state, &ctx, batch).await?;
         state.health.beat(Worker::Campaigns, state.now_ms());
-        chunk::count(state.provider.name(), &results);
+
         let mut stop = false;
         let mut hold: Option<i64> = None;
         for r in results {
             match r {
-                Result1::Sent => out.sent += 1,
-                Result1::Rejected => out.rejected += 1,
-                Result1::Retry(until) => {
+                Settled::Sent => out.sent += 1,
+                Settled::Rejected { .. } => out.rejected += 1,
+                Settled::Retry(until) => {
                     out.retried += 1;
                     stop = true;
                     hold = Some(hold.map_or(until, |h| h.min(until)));
                 }
-                Result1::Paused(stop_reason, reason) => {
+                Settled::Paused {
+                    stop_reason,
+                    reason,
+                } => {
                     pause(state, c, &stop_reason, &reason).await?;
                     out.paused += 1;
                     stop = true;
                 }
-                Result1::Ambiguous => out.ambiguous += 1,
-                Result1::Skipped => {}
+                Settled::Ambiguous => out.ambiguous += 1,
+                Settled::NotCalled => {}
             }
         }
         if stop {

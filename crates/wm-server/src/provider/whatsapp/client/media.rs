@@ -77,7 +77,7 @@ impl MediaSource for WhatsAppProvider {
     ) -> Result<Fetched, FetchError> {
         let mut url = self.node_url(media_id);
         url.query_pairs_mut()
-            .append_pair("phone_number_id", &account.phone_number_id);
+            .append_pair("phone_number_id", &account.id);
         let response = self
             .http
             .get(url)

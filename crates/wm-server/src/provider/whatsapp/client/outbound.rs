@@ -142,7 +142,7 @@ impl WhatsAppProvider {
             .text("messaging_product", "whatsapp")
             .text("type", file.mime_type.clone())
             .part("file", part);
-        let url = self.url(account.phone_number_id.trim(), "media");
+        let url = self.url(account.id.trim(), "media");
         let request = self
             .http
             .post(url)
@@ -164,7 +164,7 @@ impl WhatsAppProvider {
         account: &PlatformAccount,
         message_id: &str,
     ) -> Result<(), SendError> {
-        let url = self.url(account.phone_number_id.trim(), "messages");
+        let url = self.url(account.id.trim(), "messages");
         let body = json!({
             "messaging_product": "whatsapp",
             "status": "read",

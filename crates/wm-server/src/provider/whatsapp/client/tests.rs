@@ -61,7 +61,7 @@ fn message() -> OutboundMessage {
         correlation_id: "0190f3c2-7a41-7c1e-9d1b-3c0e8f6a2b11".into(),
         from: "+15550783881".into(),
         account: Some(PlatformAccount {
-            phone_number_id: NUMBER_ID.into(),
+            id: NUMBER_ID.into(),
             access_token: TOKEN.into(),
         }),
         to: Address::from_stored(&format!("+{TO_DIGITS}")),
@@ -200,7 +200,7 @@ async fn account_and_template_problems_pause_the_campaign() {
     fake.set_template_status(WABA_ID, "order_update", "es_MX", TemplateStatus::Approved);
     let mut unknown_number = message();
     if let Some(a) = unknown_number.account.as_mut() {
-        a.phone_number_id = "999".into();
+        a.id = "999".into();
     }
     let unknown = wa.send(&unknown_number).await;
     fake.expire_token(NUMBER_ID);

@@ -81,7 +81,7 @@ fn message(to: &str, correlation_id: &str) -> OutboundMessage {
         correlation_id: correlation_id.into(),
         from: "+15550783881".into(),
         account: Some(PlatformAccount {
-            phone_number_id: NUMBER_ID.into(),
+            id: NUMBER_ID.into(),
             access_token: TOKEN.into(),
         }),
         to: wm_core::address::Address::from_stored(to),

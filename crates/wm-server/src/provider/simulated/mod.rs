@@ -19,9 +19,23 @@ use wm_types::enums::RecipientStatus;
 
 use crate::db::Db;
 use crate::db::entities::simulated_send;
+use crate::provider::registry::Provider;
+use wm_core::platform::Descriptor;
 
 /// Why the simulated platform refuses a number.
 pub const NOT_A_MESSAGING_ACCOUNT: &str = "Recipient is not a messaging account";
+
+/// The simulated platform's channel: WhatsApp's (MESSAGING_APP_A, its window and media)
+/// under its own name, so a demo or a test sends as a business would, without Meta.
+pub const SIMULATED: Descriptor = Descriptor {
+    provider: "simulated",
+    ..wm_core::platform::descriptor::WHATSAPP
+};
+
+/// The simulated platform as a provider (it sends; nothing calls wm back).
+pub fn provider(db: Db, clock: Arc<dyn Clock>) -> Provider {
+    Provider::sender(&SIMULATED, Arc::new(SimulatedProvider::new(db, clock)))
+}
 
 /// The simulated platform.
 pub struct SimulatedProvider {

@@ -1,5 +1,5 @@
 //! Many statuses applied at once, with exactly the outcome of applying them one by one with
-//! [`super::apply`] in their order: what a burst of status webhooks needs (a number at full
+//! [`super::status::apply`] in their order: what a burst of status webhooks needs (a number at full
 //! speed gets two or three per message it sends).
 //!
 //! The recipients are looked up together (by correlation id, then by the platform's message
@@ -9,7 +9,7 @@
 //! one status. Whatever is not that plain case — a failure (refund, opt-out), a status
 //! whose recipient is not found here (a reply's message, one kept for later), one that
 //! names the person by another form of their number — ends the wave and is applied by
-//! [`super::apply`] itself, at its place in the order.
+//! [`super::status::apply`] itself, at its place in the order.
 
 use std::collections::{HashMap, HashSet};
 
@@ -76,7 +76,8 @@ pub async fn apply_many(
             }
             None => {
                 moved += wave.apply(conn, now).await?;
-                if super::apply(conn, *org, u, now).await? == super::Applied::Moved {
+                if super::status::apply(conn, *org, u, now).await? == super::status::Applied::Moved
+                {
                     moved += 1;
                 }
                 // What that status wrote is read from the database again by the next one
@@ -86,11 +87,17 @@ pub async fn apply_many(
         }
     }
     moved += wave.apply(conn, now).await?;
-    crate::services::contacts::platform::remember_user_ids(conn, &user_ids, now).await?;
+    crate::services::contacts::platform::remember_user_ids(
+        conn,
+        crate::services::sending::CAMPAIGNS,
+        &user_ids,
+        now,
+    )
+    .await?;
     Ok(moved)
 }
 
-/// A status that a wave applies exactly as [`super::apply`] would: a forward move of a
+/// A status that a wave applies exactly as [`super::status::apply`] would: a forward move of a
 /// recipient whose person needs no other form of their number remembered.
 fn plain(r: &Known, u: &StatusUpdate) -> bool {
     let reported_elsewhere = u
@@ -163,7 +170,7 @@ impl Lookup {
             .filter(|r| org.is_none_or(|o| o == r.org))
     }
 
-    /// The recipient of `u` as [`super::find`] would find it now.
+    /// The recipient of `u` as `status::find` would find it now.
     fn find(&self, org: Option<Uuid>, u: &StatusUpdate) -> Option<Known> {
         if let Some(r) = self.by_correlation(org, u) {
             return Some(r.clone());
@@ -244,10 +251,10 @@ impl Wave {
             }
         }
         // A status that did not move its recipient still leaves the platform's message id
-        // on it (as [`super::settled`] does).
+        // on it (as `status::settled` does).
         for (r, u) in &items {
             if !moved.contains(&r.id) && r.message_id.is_none() {
-                super::remember_message_id(conn, r.id, &u.provider_message_id).await?;
+                super::status::remember_message_id(conn, r.id, &u.provider_message_id).await?;
             }
         }
         // `message.sent` for each move, in the statuses' order, per organisation (if its

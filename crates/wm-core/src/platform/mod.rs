@@ -1,5 +1,6 @@
 //! The receiving half of a messaging platform, provider-neutral: what a platform can tell
-//! wm ([`PlatformEvent`]) and how its webhooks are checked and read ([`PlatformIntake`]).
+//! wm ([`PlatformEvent`]) and how its webhooks are checked and read ([`PlatformIntake`]);
+//! and what a channel is, as data ([`descriptor`]).
 //!
 //! The sending half is [`crate::provider::MessagingProvider`]. A provider implements both in
 //! its own module of the server (`provider/<name>/`); everything after the parse (contacts,
@@ -8,6 +9,10 @@
 use wm_types::messages::{MessageInteractive, MessageLocation, MessageType};
 
 use crate::provider::StatusUpdate;
+
+pub mod descriptor;
+
+pub use descriptor::{Descriptor, Identity, Window};
 
 /// One thing the platform told us.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,23 +1,32 @@
-//! Messages from contacts and status callbacks from the messaging platform (operator routes
-//! that stand in for the platform's webhooks).
+//! Messages from people, whatever channel carried them: the platform's (through its
+//! provider's intake) and the operator's stand-in for one (`POST /admin/…/inbound`). Past
+//! the parse nothing here knows which platform spoke: the channel's descriptor says how a
+//! person is known (by phone, by a scoped id), how long the window their message opens
+//! lasts, and the source of a contact their first message makes.
+//!
+//! A message finds or creates its contact (the one builder for every channel, keyed by the
+//! person's id on it), lands in the contact's conversation on that channel (opened if
+//! needed), credits the campaign message it answers, and is remembered as applied in the
+//! same transaction (a redelivery changes nothing).
 
-use crate::db::Unique;
-use sea_orm::sea_query::OnConflict;
-use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, EntityTrait};
+pub mod people;
+pub mod seen;
+
 use uuid::Uuid;
-use wm_core::platform::{Content, InboundMessage, Person};
+use wm_core::platform::{Content, Descriptor, InboundMessage, Person};
 use wm_core::provider::StatusUpdate;
 use wm_types::campaigns::{Inbound, ProviderEvent};
 use wm_types::contacts::CreateContact;
-use wm_types::enums::{ChannelType, ContactSource};
+use wm_types::enums::ChannelType;
 use wm_types::messages::MessageType;
 
 use crate::db;
-use crate::db::entities::platform_inbound_seen;
 use crate::error::{ApiError, ApiResult};
-use crate::services::contacts::platform::{self, Resolved};
+use crate::provider::Provider;
+use crate::services::contacts::platform::{self, On, Resolved};
 use crate::services::{contacts, messages, sending};
 use crate::state::AppState;
+use seen::Key;
 
 /// What an inbound message did.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -35,9 +44,9 @@ pub struct InboundResult {
     pub replied_campaign: bool,
 }
 
-/// A message from a contact: finds or creates the contact (source
-/// MESSAGING_APP_A_INBOUND) and marks their latest SENT/DELIVERED/READ campaign message
-/// REPLIED. It lands in the contact's OPEN conversation on that channel (opened if needed).
+/// A message from a contact (the operator's stand-in for the platform): finds or creates
+/// the contact, lands in their OPEN conversation on that channel, and marks their latest
+/// SENT/DELIVERED/READ campaign message REPLIED.
 pub async fn inbound(state: &AppState, org: Uuid, body: Inbound) -> ApiResult<InboundResult> {
     inbound_written(state, org, body, None).await
 }
@@ -63,22 +72,28 @@ async fn inbound_written(
     content.text = body.text.clone();
     let external = wm_core::contacts::normalize_external_id(body.channel_type, &body.external_id)
         .map_err(ApiError::invalid)?;
-    // The stand-in names a person as the platform does: by phone, or (a person who hides
-    // their phone) by their business-scoped user id.
-    let from = if wm_core::address::is_user_id(&external) {
+    let provider = state.provider_for(body.channel_type);
+    let by_phone = provider
+        .as_ref()
+        .is_some_and(|p| On::of(p.descriptor).by_phone);
+    // The stand-in names a person as their platform does: by phone on a phone channel
+    // (or, a person who hides theirs, by their business-scoped user id), by their id on
+    // the others.
+    let from = if by_phone && !wm_core::address::is_user_id(&external) {
+        Person {
+            name: body.full_name,
+            ..Person::by_phone(external)
+        }
+    } else {
         Person {
             user_id: Some(external),
             name: body.full_name,
             ..Person::default()
         }
-    } else {
-        Person {
-            name: body.full_name,
-            ..Person::by_phone(external)
-        }
     };
     let arrival = Arrival {
         channel_type: body.channel_type,
+        provider,
         from,
         content,
         context_id: None,
@@ -90,9 +105,12 @@ async fn inbound_written(
     applied.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("an unnamed message was seen")))
 }
 
-/// A message as it arrived: who wrote, what, and from which platform.
+/// A message as it arrived: who wrote, what, on which channel, and from which platform.
 struct Arrival {
     channel_type: ChannelType,
+    /// The provider of its channel (none: no provider runs for it; only contacts known
+    /// already can write then).
+    provider: Option<std::sync::Arc<Provider>>,
     from: Person,
     content: Content,
     /// The platform's id of the message it quotes.
@@ -104,31 +122,46 @@ struct Arrival {
 /// The platform a message came through.
 struct Source {
     provider: &'static str,
+    /// The platform's id of the business account written to.
+    account: String,
     message_id: String,
+    /// The account's row (a business number's id).
     number: Uuid,
 }
 
-/// [`inbound`] for a message the platform delivered to business number `number` through
-/// `provider` (its `context_id`: the platform's id of a message it quotes; a campaign
+impl Source {
+    fn key(&self) -> Key<'_> {
+        Key {
+            provider: self.provider,
+            account: &self.account,
+            message_id: &self.message_id,
+        }
+    }
+}
+
+/// [`inbound`] for a message `provider`'s platform delivered to the business account whose
+/// row is `number` (its `context_id`: the platform's id of a message it quotes; a campaign
 /// message quoted is marked REPLIED rather than the latest). The platform redelivers a
-/// message until acknowledged (and at times after that), so the id is remembered in the
-/// transaction that applies the message: a message is recognised as seen exactly when its
-/// effects are in, and a failure (or a crash) leaves it to the next delivery or retry.
-/// `None`: seen before, nothing done.
+/// message until acknowledged (and at times after that), so it is remembered in the
+/// transaction that applies it: a message is recognised as seen exactly when its effects
+/// are in, and a failure (or a crash) leaves it to the next delivery or retry. `None`:
+/// seen before, nothing done.
 pub async fn platform_message(
     state: &AppState,
     org: Uuid,
-    provider: &'static str,
+    provider: &std::sync::Arc<Provider>,
     number: Uuid,
     m: InboundMessage,
 ) -> ApiResult<Option<InboundResult>> {
     let arrival = Arrival {
-        channel_type: ChannelType::MessagingAppA,
+        channel_type: provider.descriptor.channel_type,
+        provider: Some(provider.clone()),
         from: m.from,
         content: m.content,
         context_id: m.context_id,
         platform: Some(Source {
-            provider,
+            provider: provider.name(),
+            account: m.account,
             message_id: m.message_id,
             number,
         }),
@@ -185,41 +218,35 @@ async fn apply_once(
     arrival: &Arrival,
 ) -> Result<Option<InboundResult>, Retry> {
     let source = arrival.platform.as_ref();
-    let message_id = source.map(|s| s.message_id.as_str());
     let replied_to = arrival.context_id.as_deref();
     let conn = &state.db.conn;
     // A redelivery of an applied message needs no contact lookup; the write below decides.
-    if let Some(id) = message_id
-        && platform_inbound_seen::Entity::find_by_id(id.to_owned())
-            .unique(conn)
-            .await?
-            .is_some()
+    if let Some(s) = source
+        && seen::was_seen(conn, s.key()).await?
     {
         return Ok(None);
     }
     let kind = arrival.channel_type;
-    // The platform's id may be another spelling of the number the contact was stored with,
-    // or the person's business-scoped user id.
-    let resolved = if kind == ChannelType::MessagingAppA {
-        platform::resolve_person(conn, org, &arrival.from).await?
-    } else {
-        let external = arrival.from.phone.as_deref().unwrap_or_default();
-        match db::identities::find(conn, org, kind, external).await? {
-            Some(i) => db::contacts::find(conn, org, i.contact_id)
-                .await?
-                .map(|contact| Resolved {
-                    contact,
-                    known_phone: true,
-                    known_user: true,
-                }),
-            None => None,
+    let descriptor = arrival.provider.as_ref().map(|p| p.descriptor);
+    let on = descriptor.map_or(
+        On {
+            kind,
+            by_phone: false,
+        },
+        On::of,
+    );
+    // The person's id may be another spelling of the number the contact was stored with,
+    // or their scoped id.
+    let resolved = platform::resolve_person(conn, org, on, &arrival.from).await?;
+    let new_person = match (&resolved, descriptor) {
+        (Some(_), _) => None,
+        (None, Some(d)) => Some((d, state.lookups.get(conn, org).await?)),
+        (None, None) => {
+            return Err(Retry::Failed(ApiError::invalid(format!(
+                "a new contact cannot come from {kind}: no provider runs for it"
+            ))));
         }
     };
-    if resolved.is_none() && kind != ChannelType::MessagingAppA {
-        return Err(Retry::Failed(ApiError::invalid(
-            "a new contact can only come from MESSAGING_APP_A",
-        )));
-    }
     let now = state.now_ms();
     let channel = db::lookups::active_channel(conn, org, kind)
         .await?
@@ -228,38 +255,48 @@ async fn apply_once(
                 "channelType {kind} is not active in this organization"
             ))
         })?;
-    let lookups = match resolved {
-        None => Some(state.lookups.get(conn, org).await?),
-        Some(_) => None,
-    };
     let txn = state.db.write().await?;
-    if let Some(id) = message_id
-        && !first_sight(&*txn, id, now).await?
+    if let Some(s) = source
+        && !seen::first_sight(&*txn, s.key(), now).await?
     {
         // Applied meanwhile by another worker: dropping the transaction undoes nothing.
         return Ok(None);
     }
-    let filed = match (&resolved, lookups) {
+    let filed = match (&resolved, new_person) {
         (Some(r), _) => {
             // What the platform tells of them from now on: the next message finds them at
             // once, by phone or by scoped id.
-            if !platform::remember_person(&*txn, r, &arrival.from, now).await? {
+            if !platform::remember_person(&*txn, on, r, &arrival.from, now).await? {
                 tracing::warn!(%org, contact = %r.contact.id,
-                    "a person's business-scoped user id is another contact's; their message stays with the contact their phone names");
+                    "a person's scoped id is another contact's; their message stays with the contact their phone names");
             }
             Filed {
                 id: r.contact.id,
                 created: false,
             }
         }
-        (None, Some(l)) => new_contact(&txn, org, &arrival.from, &l, now).await?,
-        (None, None) => unreachable_lookups()?,
+        (None, Some((d, l))) => new_contact(&txn, org, on, d, &arrival.from, &l, now).await?,
+        (None, None) => {
+            return Err(Retry::Failed(ApiError::Internal(anyhow::anyhow!(
+                "a new person's channel was not read"
+            ))));
+        }
     };
     let contact_id = filed.id;
     // When the customer wrote, as the platform says (never in the future).
     let written_at = arrival.at_ms.map_or(now, |at| at.min(now));
+    let window = descriptor.map_or(wm_core::platform::Window::Always, |d| d.window);
     let touched = crate::services::conversations::touch_from_contact(
-        &*txn, org, contact_id, channel.id, kind, written_at, now,
+        &*txn,
+        org,
+        contact_id,
+        crate::services::conversations::Via {
+            channel: channel.id,
+            kind,
+            window,
+        },
+        written_at,
+        now,
     )
     .await?;
     let received = messages::Received {
@@ -272,6 +309,7 @@ async fn apply_once(
             provider: s.provider,
             message_id: &s.message_id,
             number: s.number,
+            media_ttl_ms: descriptor.map_or(0, |d| d.inbound_media_ms),
         }),
         written_at,
     };
@@ -290,30 +328,30 @@ async fn apply_once(
     }))
 }
 
-/// The lookups are read for every new person; a new person without them cannot be.
-fn unreachable_lookups() -> Result<Filed, Retry> {
-    Err(Retry::Failed(ApiError::Internal(anyhow::anyhow!(
-        "a new person's organisation lookups were not read"
-    ))))
-}
-
-/// A person nobody knows yet becomes a contact (source MESSAGING_APP_A_INBOUND), in the
-/// message's transaction: with their phone and its identity when the platform shares it,
-/// and their business-scoped user id (with the username they show) as an identity, so a
-/// person who hides their phone is a contact too and their next message finds them.
-/// [`Retry::Raced`] when another message of theirs created them meanwhile.
+/// A person nobody knows yet becomes a contact (its source the channel's), in the
+/// message's transaction: with their phone and its identity on a phone channel when the
+/// platform shares it, and their scoped id (with the username they show) as an identity of
+/// the channel, so a person who hides their phone, or one known only by an id, is a contact
+/// too and their next message finds them. [`Retry::Raced`] when another message of theirs
+/// created them meanwhile.
 async fn new_contact(
     txn: &crate::db::WriteTxn,
     org: Uuid,
+    on: On,
+    channel: &Descriptor,
     from: &Person,
     l: &crate::db::lookups::OrgLookups,
     now: i64,
 ) -> Result<Filed, Retry> {
-    let phone = from.phone.as_ref().map(|p| format!("+{p}"));
+    let phone = from
+        .phone
+        .as_ref()
+        .filter(|_| on.by_phone)
+        .map(|p| format!("+{p}"));
     let body = CreateContact {
         full_name: from.name.clone().or_else(|| from.username.clone()),
         primary_phone: phone.filter(|p| wm_core::phone::Phone::parse(p).is_ok()),
-        source: Some(ContactSource::MessagingAppAInbound),
+        source: Some(channel.new_contact_source),
         ..Default::default()
     };
     let planned = contacts::Planned::from_body(body).map_err(ApiError::Validation)?;
@@ -331,103 +369,18 @@ async fn new_contact(
     };
     let resolved = Resolved {
         contact,
-        known_phone: true,
+        known_phone: on.kind == ChannelType::MessagingAppA,
         known_user: false,
     };
     // Their scoped id taken meanwhile by another message of theirs: this contact would be
     // a second one.
-    if !platform::remember_person(&**txn, &resolved, from, now).await? {
+    if !platform::remember_person(&**txn, on, &resolved, from, now).await? {
         return Err(Retry::Raced);
     }
     Ok(Filed {
         id: resolved.contact.id,
         created: true,
     })
-}
-
-/// The person moved their account to a new number (a platform notice with its id): the
-/// contact's identity and phone follow, and their new scoped id replaces the old
-/// ([`platform::change_number`]), once per notice.
-pub async fn number_changed(
-    state: &AppState,
-    org: Uuid,
-    message_id: &str,
-    from: &Person,
-    to: &str,
-    user_id: Option<&str>,
-) -> ApiResult<bool> {
-    let now = state.now_ms();
-    let txn = state.db.write().await?;
-    if !first_sight(&*txn, message_id, now).await? {
-        return Ok(false);
-    }
-    let changed = platform::change_number(&*txn, org, from, to, user_id, now).await?;
-    txn.commit().await?;
-    Ok(changed)
-}
-
-/// The person's scoped id changed ([`platform::change_user_id`]): the same contact keeps
-/// them. Applying it again changes nothing.
-pub async fn user_id_changed(
-    state: &AppState,
-    org: Uuid,
-    person: &Person,
-    previous: &str,
-    current: &str,
-    parent: Option<&str>,
-) -> ApiResult<bool> {
-    let now = state.now_ms();
-    let txn = state.db.write().await?;
-    let changed =
-        platform::change_user_id(&*txn, org, person, previous, current, parent, now).await?;
-    txn.commit().await?;
-    Ok(changed)
-}
-
-/// The person stopped (`stop`) or resumed marketing messages from the chat: the contact
-/// they name follows ([`platform::set_opted_out`]); a person who is no contact changes
-/// nothing.
-pub async fn marketing_preference(
-    state: &AppState,
-    org: Uuid,
-    person: &Person,
-    stop: bool,
-) -> ApiResult<bool> {
-    let now = state.now_ms();
-    let txn = state.db.write().await?;
-    let Some(resolved) = platform::resolve_person(&*txn, org, person).await? else {
-        return Ok(false);
-    };
-    platform::remember_person(&*txn, &resolved, person, now).await?;
-    let reason = if stop {
-        "The person stopped marketing messages from the chat"
-    } else {
-        "The person resumed marketing messages from the chat"
-    };
-    let changed =
-        platform::set_opted_out(&*txn, org, resolved.contact.id, stop, reason, now).await?;
-    txn.commit().await?;
-    Ok(changed)
-}
-
-/// Remembers a platform message id in the caller's transaction; `false` when it was there.
-async fn first_sight(
-    conn: &impl ConnectionTrait,
-    message_id: &str,
-    now: i64,
-) -> Result<bool, DbErr> {
-    let n = platform_inbound_seen::Entity::insert(platform_inbound_seen::ActiveModel {
-        message_id: Set(message_id.to_owned()),
-        created_at: Set(now),
-    })
-    .on_conflict(
-        OnConflict::column(platform_inbound_seen::Column::MessageId)
-            .do_nothing()
-            .to_owned(),
-    )
-    .exec_without_returning(conn)
-    .await?;
-    Ok(n == 1)
 }
 
 /// A status callback: moves the recipient along the funnel (never backwards).
@@ -444,8 +397,8 @@ pub async fn provider_event(state: &AppState, org: Uuid, body: ProviderEvent) ->
         recipient: None,
         recipient_user_id: None,
     };
-    let applied = crate::services::sending::receipts::apply(&*txn, Some(org), &update, now).await?
-        == crate::services::sending::receipts::Applied::Moved;
+    let applied = crate::services::outbound::status::apply(&*txn, Some(org), &update, now).await?
+        == crate::services::outbound::status::Applied::Moved;
     txn.commit().await?;
     Ok(applied)
 }

@@ -1,8 +1,9 @@
-//! One recipient's platform call, at most once: the attempt is recorded (SENDING: PENDING
-//! with `attempt_at`) before the call, and its result as soon as the call returns. A
-//! recipient in SENDING is never claimed again: after a crash or an ambiguous answer it
-//! waits for a status carrying its correlation id, and after the reconciliation window it
-//! fails as "outcome unknown" and is refunded.
+//! The campaign store of attempts: a recipient's platform call is recorded (SENDING:
+//! PENDING with `attempt_at`) before the call, and its result as soon as the call returns
+//! ([`Attempt`], the [`Store`] the send driver claims and settles through). A recipient in
+//! SENDING is never claimed again: after a crash or an ambiguous answer it waits for a
+//! status carrying its correlation id, and after the reconciliation window it fails as
+//! "outcome unknown" and is refunded. A failed recipient gets back what it was charged.
 
 use sea_orm::sea_query::Expr;
 use sea_orm::sea_query::Query;
@@ -11,13 +12,19 @@ use sea_orm::{
     QueryOrder, QuerySelect,
 };
 use uuid::Uuid;
-use wm_core::provider::{Accepted, OutboundMessage};
+use wm_core::provider::{Accepted, OutboundMessage, SendError};
+use wm_types::Money;
 use wm_types::campaigns::CampaignStatus;
+use wm_types::campaigns::LedgerKind;
 use wm_types::enums::RecipientStatus;
 use wm_types::messages::SenderKind;
 
+use super::send::{Settled, Store};
+use super::sender::Sender;
 use crate::db::entities::{campaign, recipient};
+use crate::observe::metrics::Source;
 use crate::services::contacts::platform;
+use crate::services::wallet;
 
 /// What a campaign sent, kept as the message of the recipient's thread.
 #[derive(Debug, Clone, Copy)]
@@ -122,7 +129,7 @@ pub async fn sent(
         .filter(pending())
         .exec(conn)
         .await?;
-    super::receipts::remember_message_id(conn, r.id, provider_message_id).await?;
+    super::status::remember_message_id(conn, r.id, provider_message_id).await?;
     let outbound = crate::services::messages::Outbound {
         org: r.organization_id,
         contact: r.contact_id,
@@ -135,14 +142,17 @@ pub async fn sent(
         phone_number_id: message.phone_number_id,
     };
     crate::services::messages::record_outbound(conn, outbound, now).await?;
-    super::receipts::apply_kept(conn, provider_message_id, now).await?;
+    super::status::apply_kept(conn, provider_message_id, now).await?;
     platform::remember_reported(
         conn,
+        crate::services::sending::CAMPAIGNS,
         r.organization_id,
         r.contact_id,
         &r.phone,
-        accepted.recipient.as_deref(),
-        accepted.recipient_user_id.as_deref(),
+        platform::Reported {
+            wa_id: accepted.recipient.as_deref(),
+            user_id: accepted.recipient_user_id.as_deref(),
+        },
         now,
     )
     .await
@@ -157,9 +167,9 @@ pub async fn rejected(
     opt_out: bool,
     now: i64,
 ) -> Result<bool, DbErr> {
-    let done = super::receipts::fail_recipient(conn, r, reason, now).await?;
+    let done = fail_recipient(conn, r, reason, now).await?;
     if done && opt_out {
-        super::receipts::opt_out_contact(conn, r, reason, now).await?;
+        opt_out_contact(conn, r, reason, now).await?;
     }
     Ok(done)
 }
@@ -219,9 +229,125 @@ pub async fn reconcile(
         .await?;
     let mut n = 0;
     for r in &stale {
-        if super::receipts::fail_recipient(conn, r, OUTCOME_UNKNOWN, now).await? {
+        if fail_recipient(conn, r, OUTCOME_UNKNOWN, now).await? {
             n += 1;
         }
     }
     Ok(n)
+}
+
+/// Fails a recipient that is PENDING or SENT and refunds what it was charged; `false` when
+/// it was already further along (or failed).
+pub async fn fail_recipient(
+    conn: &impl ConnectionTrait,
+    r: &recipient::Model,
+    reason: &str,
+    now: i64,
+) -> Result<bool, DbErr> {
+    use RecipientStatus as R;
+    let done = recipient::Entity::update_many()
+        .col_expr(recipient::Column::Status, Expr::val(R::Failed))
+        .col_expr(recipient::Column::FailedAt, Expr::val(now))
+        .col_expr(recipient::Column::ErrorMessage, Expr::val(reason))
+        .col_expr(recipient::Column::CostMicros, Expr::val(0))
+        .filter(recipient::Column::Id.eq(r.id))
+        .filter(recipient::Column::Status.is_in([R::Pending, R::Sent]))
+        .exec(conn)
+        .await?
+        .rows_affected
+        > 0;
+    if done {
+        // `r` was read in this transaction before the update: it holds what was charged,
+        // and only the one update that moved it refunds.
+        wallet::credit(
+            conn,
+            r.organization_id,
+            LedgerKind::Refund,
+            Money(r.cost_micros),
+            Some(r.campaign_id),
+            "Campaign message not delivered: refund",
+            now,
+        )
+        .await?;
+    }
+    Ok(done)
+}
+
+/// Opts a recipient's contact out: the platform refused the message because the person
+/// stopped marketing messages (131050). Recorded as the person's own `stop` is.
+pub async fn opt_out_contact(
+    conn: &impl ConnectionTrait,
+    r: &recipient::Model,
+    reason: &str,
+    now: i64,
+) -> Result<(), DbErr> {
+    platform::set_opted_out(conn, r.organization_id, r.contact_id, true, reason, now).await?;
+    Ok(())
+}
+
+/// A campaign recipient's attempt: its row, and the campaign's template (recorded with the
+/// message when it is sent).
+pub struct Attempt<'a> {
+    /// The recipient.
+    pub r: &'a recipient::Model,
+    /// The campaign's template.
+    pub template_id: Uuid,
+}
+
+impl Store for Attempt<'_> {
+    fn source(&self) -> Source {
+        Source::Campaign
+    }
+
+    async fn claim(&self, txn: &sea_orm::DatabaseTransaction, now: i64) -> Result<bool, DbErr> {
+        claim(txn, self.r.id, now).await
+    }
+
+    async fn settle(
+        &self,
+        txn: &sea_orm::DatabaseTransaction,
+        answer: Result<Accepted, SendError>,
+        sent: &OutboundMessage,
+        sender: &Sender,
+        now: i64,
+    ) -> Result<Settled, DbErr> {
+        let r = self.r;
+        Ok(match answer {
+            Ok(accepted) => {
+                let message = Sent {
+                    message: sent,
+                    template_id: self.template_id,
+                    phone_number_id: sender.id,
+                };
+                self::sent(txn, r, &accepted, &message, now).await?;
+                Settled::Sent
+            }
+            Err(SendError::Rejected { reason, opt_out }) => {
+                let done = rejected(txn, r, &reason, opt_out, now).await?;
+                Settled::Rejected {
+                    refunded: done && r.cost_micros > 0,
+                }
+            }
+            Err(SendError::RetryLater(reason)) => {
+                tracing::warn!(recipient = %r.id, %reason, "the platform asked to retry later");
+                retry_later(txn, r, now).await?;
+                Settled::Retry(now + backoff_ms(r.retries))
+            }
+            Err(SendError::Paused {
+                stop_reason,
+                reason,
+            }) => {
+                release(txn, r.id).await?;
+                Settled::Paused {
+                    stop_reason,
+                    reason,
+                }
+            }
+            Err(SendError::Ambiguous(reason)) => {
+                // Maybe sent: never re-sent; a status webhook or the reconciliation settles it.
+                tracing::warn!(recipient = %r.id, %reason, "platform outcome unknown");
+                Settled::Ambiguous
+            }
+        })
+    }
 }

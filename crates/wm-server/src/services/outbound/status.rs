@@ -1,17 +1,19 @@
-//! Platform statuses applied to campaign recipients, the same way for every source (the
-//! simulated platform's receipts, a platform's status webhooks, the operator's
-//! `provider-events`).
+//! Platform statuses, moved in one place for every outbound message and every source (the
+//! simulated platform's receipts, a platform's status webhooks and watermarks, the
+//! operator's `provider-events`).
 //!
-//! A status finds its recipient by the correlation id the message was sent with (the
-//! recipient's id, echoed as `biz_opaque_callback_data`) and otherwise by the platform's
-//! message id. The funnel only moves forward (SENT → DELIVERED → READ → REPLIED), so
-//! duplicates and out-of-order statuses are harmless; a `failed` after `sent` is recorded and
-//! refunded (the platform does not bill undelivered messages). A status for a message not
-//! known yet is kept in `pending_statuses` and applied once its send is recorded: a receipt
-//! is never dropped.
+//! A status finds its message by the correlation id it was sent with (a campaign
+//! recipient's id, a message's own id) and otherwise by the platform's message id: a
+//! campaign message's status is its recipient's (the funnel the campaign counts), any
+//! other's is its message row's. Either only moves forward (SENT → DELIVERED → READ, a
+//! campaign's → REPLIED), so duplicates and out-of-order statuses are harmless; a `failed`
+//! before delivery is recorded and refunded (the platform does not bill undelivered
+//! messages). A status for a message not known yet is kept in `pending_statuses` and
+//! applied once its send is recorded: a receipt is never dropped. Every move is announced
+//! (`message.sent`) through [`crate::services::messages`].
 //!
-//! A reply marks the campaign message it answers REPLIED ([`mark_replied`]). A burst of
-//! statuses is applied together by [`apply_many`], with the outcome of one at a time.
+//! A burst of statuses is applied together by [`super::grouped::apply_many`], with the
+//! outcome of one at a time.
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -20,20 +22,13 @@ use sea_orm::{
 };
 use uuid::Uuid;
 use wm_core::provider::StatusUpdate;
-use wm_types::Money;
-use wm_types::Timestamp;
-use wm_types::campaigns::LedgerKind;
 use wm_types::enums::RecipientStatus;
-use wm_types::events::{CampaignRepliedData, EventKind};
+use wm_types::messages::{MessageDirection, MessageStatus};
 
-mod grouped;
-
-pub use grouped::apply_many;
-
+use super::recipients::{fail_recipient, opt_out_contact};
 use crate::db::Unique;
-use crate::db::entities::{pending_status, recipient};
+use crate::db::entities::{message, pending_status, recipient};
 use crate::services::contacts::platform;
-use crate::services::wallet;
 
 /// What became of a status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,7 +84,7 @@ pub async fn apply(
             return Ok(Applied::Unchanged);
         }
         // An automation's message, not a campaign's.
-        if let Some(moved) = crate::services::messages::apply_status(conn, org, u, now).await? {
+        if let Some(moved) = apply_to_message(conn, org, u, now).await? {
             return Ok(if moved {
                 Applied::Moved
             } else {
@@ -101,11 +96,14 @@ pub async fn apply(
     };
     platform::remember_reported(
         conn,
+        crate::services::sending::CAMPAIGNS,
         r.organization_id,
         r.contact_id,
         &r.phone,
-        u.recipient.as_deref(),
-        u.recipient_user_id.as_deref(),
+        platform::Reported {
+            wa_id: u.recipient.as_deref(),
+            user_id: u.recipient_user_id.as_deref(),
+        },
         now,
     )
     .await?;
@@ -181,7 +179,7 @@ pub async fn apply_kept(
                 }
                 Some(moved)
             }
-            None => crate::services::messages::apply_status(conn, None, &u, now).await?,
+            None => apply_to_message(conn, None, &u, now).await?,
         };
         if let Some(m) = applied {
             moved += usize::from(m);
@@ -297,136 +295,72 @@ async fn fail(
     settled(conn, r, u, moved).await
 }
 
-/// Fails a recipient that is PENDING or SENT and refunds what it was charged; `false` when
-/// it was already further along (or failed).
-pub async fn fail_recipient(
+/// Applies a status to an outbound message that is no campaign recipient's (a reply, an
+/// automation's, a bot's): found by the platform's id, or by the correlation id (its own
+/// id) when the status beat the call's answer; forward only (SENT → DELIVERED → READ;
+/// FAILED before delivery, refunded), announced as `message.sent` with the new status.
+/// `None` when wm has no such message; `Some(moved)`.
+async fn apply_to_message(
     conn: &impl ConnectionTrait,
-    r: &recipient::Model,
-    reason: &str,
+    org: Option<Uuid>,
+    u: &StatusUpdate,
     now: i64,
-) -> Result<bool, DbErr> {
-    use RecipientStatus as R;
-    let done = recipient::Entity::update_many()
-        .col_expr(recipient::Column::Status, Expr::val(R::Failed))
-        .col_expr(recipient::Column::FailedAt, Expr::val(now))
-        .col_expr(recipient::Column::ErrorMessage, Expr::val(reason))
-        .col_expr(recipient::Column::CostMicros, Expr::val(0))
-        .filter(recipient::Column::Id.eq(r.id))
-        .filter(recipient::Column::Status.is_in([R::Pending, R::Sent]))
+) -> Result<Option<bool>, DbErr> {
+    use MessageStatus as M;
+    let mut by_platform_id = message::Entity::find()
+        .filter(message::Column::PlatformMessageId.eq(u.provider_message_id.clone()))
+        .filter(message::Column::Direction.eq(MessageDirection::Outbound))
+        .filter(message::Column::RecipientId.is_null());
+    if let Some(org) = org {
+        by_platform_id = by_platform_id.filter(message::Column::OrganizationId.eq(org));
+    }
+    let found = if u.provider_message_id.is_empty() {
+        None
+    } else {
+        by_platform_id.one(conn).await?
+    };
+    let found = match found {
+        Some(m) => Some(m),
+        None => super::messages::by_correlation(conn, org, u.correlation_id.as_deref()).await?,
+    };
+    let Some(m) = found else {
+        return Ok(None);
+    };
+    if m.platform_message_id.is_none() && !u.provider_message_id.is_empty() {
+        message::Entity::update_many()
+            .col_expr(
+                message::Column::PlatformMessageId,
+                Expr::val(u.provider_message_id.clone()),
+            )
+            .filter(message::Column::Id.eq(m.id))
+            .exec(conn)
+            .await?;
+    }
+    let (to, from): (M, &[M]) = match u.status {
+        RecipientStatus::Sent => (M::Sent, &[M::Pending]),
+        RecipientStatus::Delivered => (M::Delivered, &[M::Pending, M::Sent]),
+        RecipientStatus::Read => (M::Read, &[M::Pending, M::Sent, M::Delivered]),
+        RecipientStatus::Failed => {
+            let reason = u
+                .error
+                .as_deref()
+                .unwrap_or("The platform could not deliver it");
+            let moved = super::messages::fail(conn, &m, reason, now).await?;
+            return Ok(Some(moved));
+        }
+        _ => return Ok(Some(false)),
+    };
+    let moved = message::Entity::update_many()
+        .col_expr(message::Column::Status, Expr::val(to))
+        .col_expr(message::Column::UpdatedAt, Expr::val(now))
+        .filter(message::Column::Id.eq(m.id))
+        .filter(message::Column::Status.is_in(from.iter().copied()))
         .exec(conn)
         .await?
         .rows_affected
-        > 0;
-    if done {
-        // `r` was read in this transaction before the update: it holds what was charged,
-        // and only the one update that moved it refunds.
-        wallet::credit(
-            conn,
-            r.organization_id,
-            LedgerKind::Refund,
-            Money(r.cost_micros),
-            Some(r.campaign_id),
-            "Campaign message not delivered: refund",
-            now,
-        )
-        .await?;
+        == 1;
+    if moved && let Some(row) = message::Entity::find_by_id(m.id).unique(conn).await? {
+        crate::services::messages::announce(conn, m.organization_id, row, now).await?;
     }
-    Ok(done)
-}
-
-/// Opts a recipient's contact out: the platform refused the message because the person
-/// stopped marketing messages (131050). Recorded as the person's own `stop` is.
-pub async fn opt_out_contact(
-    conn: &impl ConnectionTrait,
-    r: &recipient::Model,
-    reason: &str,
-    now: i64,
-) -> Result<(), DbErr> {
-    platform::set_opted_out(conn, r.organization_id, r.contact_id, true, reason, now).await?;
-    Ok(())
-}
-
-/// Marks the contact's campaign message that was replied to as REPLIED: the message the
-/// reply quotes (the platform's id in `replied_to`) when it is one of ours, else their
-/// latest SENT, DELIVERED or READ one. A reply that quotes a known message credits that
-/// message only, once: were it already REPLIED (a second answer to the same message), the
-/// fallback would credit some other campaign with a reply it never got. Announced as
-/// `campaign.replied` with the answer (`message`, when kept). `false` when nothing was
-/// marked.
-pub async fn mark_replied(
-    conn: &impl ConnectionTrait,
-    org: Uuid,
-    contact: Uuid,
-    replied_to: Option<&str>,
-    message: Option<Uuid>,
-    now: i64,
-) -> Result<bool, DbErr> {
-    use RecipientStatus as R;
-    let open = [R::Sent.as_str(), R::Delivered.as_str(), R::Read.as_str()];
-    let mine = || {
-        recipient::Entity::find()
-            .filter(recipient::Column::OrganizationId.eq(org))
-            .filter(recipient::Column::ContactId.eq(contact))
-    };
-    // The message quoted is credited whoever the sender resolved to (the person may write
-    // from another form of the number, or a colleague may forward it).
-    let quoted = match replied_to {
-        Some(id) => {
-            recipient::Entity::find()
-                .filter(recipient::Column::OrganizationId.eq(org))
-                .filter(recipient::Column::ProviderMessageId.eq(id))
-                .one(conn)
-                .await?
-        }
-        None => None,
-    };
-    let r = match quoted {
-        Some(r) if open.contains(&r.status.as_str()) => r,
-        // Known, but already replied to (or never reached the person): nothing to credit.
-        Some(_) => return Ok(false),
-        None => {
-            let latest = mine()
-                .filter(recipient::Column::Status.is_in(open))
-                .order_by_desc(recipient::Column::SentAt)
-                .one(conn)
-                .await?;
-            let Some(r) = latest else { return Ok(false) };
-            r
-        }
-    };
-    // Still open under the write: two deliveries of one reply credit it once.
-    let marked = recipient::Entity::update_many()
-        .col_expr(recipient::Column::Status, Expr::val(R::Replied))
-        .col_expr(recipient::Column::RepliedAt, Expr::val(now))
-        .col_expr(
-            recipient::Column::DeliveredAt,
-            Expr::col(recipient::Column::DeliveredAt).if_null(now),
-        )
-        .filter(recipient::Column::Id.eq(r.id))
-        .filter(recipient::Column::Status.is_in(open))
-        .exec(conn)
-        .await?
-        .rows_affected;
-    if marked == 0 {
-        return Ok(false);
-    }
-    crate::services::automations::on_campaign_replied(
-        conn,
-        org,
-        r.contact_id,
-        r.campaign_id,
-        r.id,
-        now,
-    )
-    .await?;
-    let data = CampaignRepliedData {
-        organization_id: org,
-        campaign_id: r.campaign_id,
-        recipient_id: r.id,
-        contact_id: r.contact_id,
-        message_id: message,
-        replied_at: Timestamp::from_millis(now),
-    };
-    crate::db::outbox::push(conn, org, EventKind::CampaignReplied, &data, now).await?;
-    Ok(true)
+    Ok(Some(moved))
 }

@@ -1,0 +1,151 @@
+//! What a channel is, as data: its window, how a person is known on it, whether templates
+//! and campaigns go through it, the media it takes and how long the platform keeps files.
+//! Everything above a provider reads the channel's [`Descriptor`] instead of asking which
+//! platform it is, so a channel beside WhatsApp is a provider and its descriptor, not a
+//! branch in every service.
+
+use wm_types::enums::{ChannelType, ContactSource};
+use wm_types::messages::MessageType;
+
+/// A media type a channel takes: its MIME type, the message kind it is sent as, and its
+/// largest size in bytes.
+pub type MediaRule = (&'static str, MessageType, u64);
+
+/// When free-form messages may be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// At any time (a website chat: nobody but the business and the visitor).
+    Always,
+    /// For `free_ms` after the person's last message; outside it only templates (WhatsApp)
+    /// or, until `tagged_ms`, a person's reply marked as such (Messenger's HUMAN_AGENT tag,
+    /// where the channel is approved for it).
+    After {
+        /// How long after the person's last message anything may be sent.
+        free_ms: i64,
+        /// How long a tagged human reply may still be sent, if the platform has one.
+        tagged_ms: Option<i64>,
+    },
+}
+
+impl Window {
+    /// When the window a person's last message at `last_inbound` opened closes; `None`:
+    /// it never closes (or, with no message at all, never opened: see [`Window::open`]).
+    pub fn closes_at(&self, last_inbound: Option<i64>) -> Option<i64> {
+        match self {
+            Window::Always => None,
+            Window::After { free_ms, .. } => last_inbound.map(|at| at + free_ms),
+        }
+    }
+
+    /// Whether a free-form message may be sent at `now`.
+    pub fn open(&self, last_inbound: Option<i64>, now: i64) -> bool {
+        match self {
+            Window::Always => true,
+            Window::After { free_ms, .. } => last_inbound.is_some_and(|at| now < at + free_ms),
+        }
+    }
+}
+
+/// How a person is known on a channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// By phone (WhatsApp, SMS): a new person's contact gets it as their primary phone.
+    Phone,
+    /// By an id the platform scopes to the business (a Page- or Instagram-scoped id, a
+    /// website visitor): a new person's contact has no phone.
+    Scoped,
+}
+
+/// A channel's data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Descriptor {
+    /// The provider's name (its intake's path segment, the name stored on its accounts and
+    /// its media).
+    pub provider: &'static str,
+    /// The contract's channel type its conversations are.
+    pub channel_type: ChannelType,
+    /// When free-form messages may be sent.
+    pub window: Window,
+    /// How a person is known.
+    pub identity: Identity,
+    /// Whether template messages (and so campaigns and automations) go through it.
+    pub templates: bool,
+    /// The media it takes; empty: none.
+    pub media: &'static [MediaRule],
+    /// How long the platform keeps a file a person sent (wm fetches it before).
+    pub inbound_media_ms: i64,
+    /// How long a file uploaded to the platform can be sent before it is uploaded again.
+    pub upload_ms: i64,
+    /// The longest text of one message, in characters.
+    pub max_text: usize,
+    /// The source of a contact made by a person's first message.
+    pub new_contact_source: ContactSource,
+}
+
+impl Descriptor {
+    /// The kind a file of `mime` is sent as and its largest size; `None`: the channel does
+    /// not take it.
+    pub fn media_limit(&self, mime: &str) -> Option<(MessageType, u64)> {
+        media_limit(self.media, mime)
+    }
+}
+
+/// The rule of `mime` (parameters ignored, case-insensitive) in `rules`.
+pub fn media_limit(rules: &[MediaRule], mime: &str) -> Option<(MessageType, u64)> {
+    let base = mime.split(';').next().unwrap_or("").trim();
+    rules
+        .iter()
+        .find(|(m, _, _)| m.eq_ignore_ascii_case(base))
+        .map(|(_, kind, max)| (*kind, *max))
+}
+
+/// One hour, in ms.
+pub const HOUR_MS: i64 = 3_600_000;
+/// One day, in ms.
+pub const DAY_MS: i64 = 24 * HOUR_MS;
+
+/// WhatsApp's Cloud API (MESSAGING_APP_A): the 24-hour window (templates outside it),
+/// people known by phone (or business-scoped id), Meta's media types, files kept 7 days
+/// for wm to fetch and 30 days after an upload.
+pub const WHATSAPP: Descriptor = Descriptor {
+    provider: "whatsapp",
+    channel_type: ChannelType::MessagingAppA,
+    window: Window::After {
+        free_ms: DAY_MS,
+        tagged_ms: None,
+    },
+    identity: Identity::Phone,
+    templates: true,
+    media: crate::whatsapp::MEDIA_TYPES,
+    inbound_media_ms: 7 * DAY_MS,
+    upload_ms: 29 * DAY_MS,
+    max_text: 4096,
+    new_contact_source: ContactSource::MessagingAppAInbound,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_is_open_from_the_last_message_for_its_length() {
+        let w = WHATSAPP.window;
+        assert!(!w.open(None, 0));
+        assert!(w.open(Some(0), DAY_MS - 1));
+        assert!(!w.open(Some(0), DAY_MS));
+        assert_eq!(w.closes_at(Some(5)), Some(DAY_MS + 5));
+        assert!(Window::Always.open(None, 0));
+        assert_eq!(Window::Always.closes_at(Some(5)), None);
+    }
+
+    #[test]
+    fn media_rules_read_the_type_without_its_parameters() {
+        assert_eq!(
+            WHATSAPP
+                .media_limit("audio/ogg; codecs=opus")
+                .map(|(k, _)| k),
+            Some(MessageType::Audio)
+        );
+        assert_eq!(WHATSAPP.media_limit("application/zip"), None);
+    }
+}
