@@ -7,28 +7,11 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 use wm_types::contacts::{CreateContact, UpdateContact};
 use wm_types::enums::ContactSource;
-use wm_types::imports::{ImportFormat, ImportOptions};
+use wm_types::imports::{FIELDS, ImportFormat, ImportOptions};
 
 use crate::contacts::{ContactFields, apply_update};
 use crate::tags::merge_tags;
 use crate::validate::validated;
-
-/// The fields a CSV column may fill, as `POST /contacts` names them (`consent.*` nested).
-pub const FIELDS: [&str; 13] = [
-    "fullName",
-    "primaryPhone",
-    "primaryEmail",
-    "company",
-    "country",
-    "lifecycleStageId",
-    "ownerId",
-    "optedOut",
-    "consent.given",
-    "consent.at",
-    "consent.how",
-    "tags",
-    "note",
-];
 
 /// The default separator of the tags in a `tags` cell.
 pub const DEFAULT_TAG_SEPARATOR: &str = ";";
@@ -38,34 +21,6 @@ pub use wm_types::imports::MAX_TAG_SEPARATOR;
 
 /// How many refused rows a job keeps (the first ones, in row order).
 pub const MAX_KEPT_ERRORS: usize = 100;
-
-/// The check of an import's `mapping` (the `import-mapping` format): an object whose values
-/// each name a different one of [`FIELDS`]. Columns are checked in name order.
-pub(crate) fn check_mapping(v: &Value) -> Option<String> {
-    let Some(map) = v.as_object() else {
-        return Some("must be an object".to_owned());
-    };
-    let mut columns: Vec<(&String, &Value)> = map.iter().collect();
-    columns.sort_by(|a, b| a.0.cmp(b.0));
-    let mut seen = Vec::new();
-    for (column, field) in columns {
-        match field.as_str() {
-            Some(f) if FIELDS.contains(&f) => {
-                if seen.contains(&f) {
-                    return Some(format!("maps more than one column to {f}"));
-                }
-                seen.push(f);
-            }
-            _ => {
-                return Some(format!(
-                    "value of column {column} must be one of the following values: {}",
-                    FIELDS.join(", ")
-                ));
-            }
-        }
-    }
-    None
-}
 
 validated!(ImportOptions);
 

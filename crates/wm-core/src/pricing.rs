@@ -24,6 +24,7 @@ use crate::phone::Phone;
 
 mod shipped;
 
+pub use shipped::OTHER;
 use shipped::{GROUPS, SHIPPED, SHIPPED_EFFECTIVE};
 
 /// The price of one template message to one market.
@@ -53,9 +54,6 @@ impl MarketRate {
         }
     }
 }
-
-/// Code of the market of every region without a row or a group.
-pub const OTHER: &str = "OTHER";
 
 /// The metadata's region id of numbers that belong to no country (`+800`, `+882`, …).
 const NON_GEOGRAPHIC: &str = "001";

@@ -251,9 +251,10 @@ pub async fn run(
             _ = signal() => tracing::info!("second signal: stopping now"),
         }
     };
+    let api = router(state.clone());
     let app = Router::new()
-        .nest("/api/v1", router(state.clone()))
-        .merge(console::router(state.clone()));
+        .nest("/api/v1", api.clone())
+        .merge(console::router(state.clone(), api));
     let served = listener::serve(listener, app, limits, shutdown).await;
     state.stop.cancel();
     for w in workers {

@@ -9,7 +9,7 @@ use crate::common::{Money, PageMeta, Timestamp};
 use crate::enums::RecipientStatus;
 
 pub use crate::catalog::{
-    CreatePhoneNumber, CreateTemplate, Inbound, LedgerEntry, LedgerKind, MarketRateInput,
+    CreatePhoneNumber, CreateTemplate, Inbound, LedgerEntry, LedgerKind, MPS, MarketRateInput,
     PhoneNumber, ProviderEvent, QualityRating, SetRates, Template, TemplateCategory, TemplateRef,
     TemplateStatus, TemplateSync, TopUp, UpdatePhoneNumber, Wallet,
 };
@@ -39,8 +39,6 @@ pub const MAX_SEARCH: usize = 100;
 pub const BATCH_SIZE: (u32, u32) = (10, 5000);
 /// Staggered batch interval bounds, in minutes.
 pub const BATCH_INTERVAL_MIN: (u32, u32) = (1, 1440);
-/// Messages per second a number may be paced at (the Cloud API's ceiling is 1,000).
-pub const MPS: (u32, u32) = (1, 1000);
 
 /// Why the service paused a campaign.
 pub const STOP_INSUFFICIENT_BALANCE: &str = "INSUFFICIENT_BALANCE";

@@ -5,9 +5,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::campaigns::MPS;
 use crate::common::{Money, Timestamp};
 use crate::enums::RecipientStatus;
+
+/// Messages per second a number may be paced at (the Cloud API's ceiling is 1,000).
+pub const MPS: (u32, u32) = (1, 1000);
 
 wire_enum!(
     /// The category of a message template, which decides its price.

@@ -9,6 +9,24 @@ use uuid::Uuid;
 
 use crate::common::Timestamp;
 
+/// The fields a CSV column may fill, as `POST /contacts` names them (`consent.*` nested):
+/// the values an import's `mapping` may hold.
+pub const FIELDS: [&str; 13] = [
+    "fullName",
+    "primaryPhone",
+    "primaryEmail",
+    "company",
+    "country",
+    "lifecycleStageId",
+    "ownerId",
+    "optedOut",
+    "consent.given",
+    "consent.at",
+    "consent.how",
+    "tags",
+    "note",
+];
+
 /// The largest file `POST /contacts/imports` takes (`413` beyond).
 pub const MAX_IMPORT_BYTES: usize = 512 * 1024 * 1024;
 

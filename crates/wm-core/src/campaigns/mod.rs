@@ -12,7 +12,7 @@ use wm_types::campaigns::{
 use crate::validate::validated;
 
 pub mod state;
-pub use state::{Action, CampaignError, Facts, Transition, transition};
+pub use state::{Action, CampaignError, Facts, SendPlan, Transition, transition};
 
 /// The limits of campaign requests, declared on the wire types.
 pub use wm_types::campaigns::{
@@ -73,27 +73,6 @@ pub fn audience_source(a: &Audience) -> Result<AudienceSource, String> {
         Ok([one]) => Ok(one),
         Err(_) => Err(AUDIENCE_SOURCE_MESSAGE.to_owned()),
     }
-}
-
-/// How a send goes out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SendPlan {
-    /// Everything now, in one batch.
-    Now,
-    /// Everything at a later time.
-    Scheduled {
-        /// When.
-        at: DateTime<Utc>,
-    },
-    /// Batches of `batch_size` every `interval_min` minutes.
-    Staggered {
-        /// When the first batch goes out (`None`: now).
-        start: Option<DateTime<Utc>>,
-        /// Recipients per batch.
-        batch_size: u32,
-        /// Minutes between batches.
-        interval_min: u32,
-    },
 }
 
 fn future_enough(at: DateTime<Utc>, now: DateTime<Utc>) -> Result<DateTime<Utc>, CampaignError> {

@@ -5,7 +5,28 @@
 use wm_types::campaigns::{CampaignStatus, STOP_INSUFFICIENT_BALANCE};
 use wm_types::enums::ErrorCode;
 
-use super::SendPlan;
+use chrono::{DateTime, Utc};
+
+/// How a send goes out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendPlan {
+    /// Everything now, in one batch.
+    Now,
+    /// Everything at a later time.
+    Scheduled {
+        /// When.
+        at: DateTime<Utc>,
+    },
+    /// Batches of `batch_size` every `interval_min` minutes.
+    Staggered {
+        /// When the first batch goes out (`None`: now).
+        start: Option<DateTime<Utc>>,
+        /// Recipients per batch.
+        batch_size: u32,
+        /// Minutes between batches.
+        interval_min: u32,
+    },
+}
 
 /// What happens to a campaign.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -123,6 +123,15 @@ pub const WHATSAPP: Descriptor = Descriptor {
     new_contact_source: ContactSource::MessagingAppAInbound,
 };
 
+/// The descriptors of the channels wm speaks, one per channel type.
+pub const CHANNELS: &[&Descriptor] = &[&WHATSAPP];
+
+/// The descriptor of the channel `kind`, for what is read before any provider is asked (the
+/// console's reply box, limits shown to people); `None`: wm does not speak it.
+pub fn of_channel(kind: ChannelType) -> Option<&'static Descriptor> {
+    CHANNELS.iter().copied().find(|d| d.channel_type == kind)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,12 @@ pub mod descriptor;
 
 pub use descriptor::{Descriptor, Identity, Window};
 
+/// A platform's text with U+0000 replaced: PostgreSQL refuses it in text columns, and no
+/// person means it.
+pub fn no_nul(s: &str) -> String {
+    s.replace('\0', "\u{FFFD}")
+}
+
 /// One thing the platform told us.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PlatformEvent {

@@ -2,7 +2,8 @@
 //! covers. Kept apart from the routing and look-up code so that a new card is a change of
 //! this file only.
 
-use super::OTHER;
+/// Code of the market of every region without a row or a group.
+pub const OTHER: &str = "OTHER";
 
 /// When the shipped prices took effect.
 pub(super) const SHIPPED_EFFECTIVE: (i32, u32, u32) = (2026, 10, 1);

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{Kind, is_email, is_uuid};
+use super::schema::{Kind, is_email, is_uuid};
 
 /// One message per field whose string value (or any string inside it) holds U+0000, and per
 /// property name that does.

@@ -23,7 +23,8 @@ use schemars::JsonSchema;
 use schemars::generate::{Contract, SchemaSettings};
 use serde_json::{Map, Value};
 
-use super::{Kind, Schema, formats};
+use super::formats;
+use super::schema::{Kind, Schema};
 
 /// The JSON Schema of a request type as the server reads it: subschemas inlined, with the
 /// deserialisation contract (what `serde` accepts).

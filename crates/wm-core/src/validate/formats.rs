@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::Kind;
+use super::schema::{Kind, is_uuid};
 
 /// The kind of a named format, or `None` when the name is not one of ours (JSON Schema's
 /// own numeric formats such as `int64` are annotations and handled by the caller).
@@ -17,7 +17,7 @@ pub(super) fn kind(format: &str, max_length: Option<usize>) -> Option<Kind> {
         "iso4217" => Kind::Custom(currency),
         "timezone" => Kind::Custom(timezone),
         "uuid-or-none" => Kind::Custom(uuid_or_none),
-        "import-mapping" => Kind::Custom(crate::imports::check_mapping),
+        "import-mapping" => Kind::Custom(import_mapping),
         _ => return None,
     })
 }
@@ -39,7 +39,35 @@ fn timezone(v: &Value) -> Option<String> {
 fn uuid_or_none(v: &Value) -> Option<String> {
     match v.as_str() {
         Some("none") => None,
-        Some(s) if super::is_uuid(s) && s == s.to_lowercase() => None,
+        Some(s) if is_uuid(s) && s == s.to_lowercase() => None,
         _ => Some("must be the word none or a lowercase UUID".to_owned()),
     }
+}
+
+/// The check of an import's `mapping` (the `import-mapping` format): an object whose values
+/// each name a different one of the import fields. Columns are checked in name order.
+fn import_mapping(v: &Value) -> Option<String> {
+    let Some(map) = v.as_object() else {
+        return Some("must be an object".to_owned());
+    };
+    let mut columns: Vec<(&String, &Value)> = map.iter().collect();
+    columns.sort_by(|a, b| a.0.cmp(b.0));
+    let mut seen = Vec::new();
+    for (column, field) in columns {
+        match field.as_str() {
+            Some(f) if wm_types::imports::FIELDS.contains(&f) => {
+                if seen.contains(&f) {
+                    return Some(format!("maps more than one column to {f}"));
+                }
+                seen.push(f);
+            }
+            _ => {
+                return Some(format!(
+                    "value of column {column} must be one of the following values: {}",
+                    wm_types::imports::FIELDS.join(", ")
+                ));
+            }
+        }
+    }
+    None
 }

@@ -7,7 +7,7 @@ use sea_orm::Order;
 use wm_types::admin::{ApiKey, ApiKeyCreated, CreateApiKey};
 use wm_types::lookups::List;
 
-use super::{OperatorOrg, list_in_org};
+use super::org::{OperatorOrg, list_in_org};
 use crate::db::entities::api_key;
 use crate::error::ApiResult;
 use crate::extract::{ApiKeyId, NoBody, NoQuery, ValidatedJson};

@@ -7,7 +7,7 @@ use wm_types::automations::{
     Automation, AutomationList, CreateAutomation, ListAutomationsQuery, UpdateAutomation,
 };
 
-use super::OperatorOrg;
+use super::org::OperatorOrg;
 use crate::error::ApiResult;
 use crate::extract::{AutomationId, NoQuery, ValidatedJson};
 use crate::reply::{Created, Json};

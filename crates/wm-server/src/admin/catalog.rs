@@ -7,7 +7,7 @@ use axum::routing::{get, post};
 use wm_types::campaigns::{CreateTemplate, SetRates, Template, TemplateSync, TopUp, Wallet};
 use wm_types::lookups::List;
 
-use super::OperatorOrg;
+use super::org::OperatorOrg;
 use crate::error::ApiResult;
 use crate::extract::{NoBody, NoQuery, ValidatedJson};
 use crate::reply::{Created, Json};

@@ -7,7 +7,7 @@ use sea_orm::Order;
 use wm_types::admin::{Channel, CreateChannel};
 use wm_types::lookups::List;
 
-use super::{OperatorOrg, list_in_org};
+use super::org::{OperatorOrg, list_in_org};
 use crate::db::entities::channel;
 use crate::error::ApiResult;
 use crate::extract::{NoQuery, ValidatedJson};

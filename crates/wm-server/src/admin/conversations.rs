@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::routing::patch;
 use wm_types::conversations::{Conversation, UpdateConversation};
 
-use super::OperatorOrg;
+use super::org::OperatorOrg;
 use crate::error::ApiResult;
 use crate::extract::{ConversationId, NoQuery, ValidatedJson};
 use crate::reply::Json;

@@ -8,7 +8,7 @@ use sea_orm::Order;
 use wm_types::admin::{CreateDeal, Deal, UpdateDeal};
 use wm_types::lookups::List;
 
-use super::{OperatorOrg, list_in_org};
+use super::org::{OperatorOrg, list_in_org};
 use crate::db::entities::deal;
 use crate::error::ApiResult;
 use crate::extract::{DealId, NoQuery, ValidatedJson};

@@ -6,7 +6,7 @@ use axum::routing::get;
 use wm_types::admin::CreateLifecycleStage;
 use wm_types::lookups::{LifecycleStage, List};
 
-use super::OperatorOrg;
+use super::org::OperatorOrg;
 use crate::error::ApiResult;
 use crate::extract::{NoQuery, ValidatedJson};
 use crate::reply::{Created, Json};

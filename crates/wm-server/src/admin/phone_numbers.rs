@@ -6,7 +6,7 @@ use axum::routing::{get, patch};
 use wm_types::campaigns::{CreatePhoneNumber, PhoneNumber, UpdatePhoneNumber};
 use wm_types::lookups::List;
 
-use super::OperatorOrg;
+use super::org::OperatorOrg;
 use crate::error::ApiResult;
 use crate::extract::{NoQuery, PhoneNumberId, ValidatedJson};
 use crate::reply::{Created, Json};

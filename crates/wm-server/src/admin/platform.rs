@@ -8,7 +8,7 @@ use wm_types::admin::UnappliedPart;
 use wm_types::campaigns::{Inbound, ProviderEvent};
 use wm_types::lookups::List;
 
-use super::OperatorOrg;
+use super::org::OperatorOrg;
 use crate::error::ApiResult;
 use crate::extract::{NoQuery, ValidatedJson};
 use crate::reply::Json;

@@ -6,7 +6,7 @@ use axum::routing::get;
 use wm_types::admin::CreateUser;
 use wm_types::lookups::{List, User};
 
-use super::OperatorOrg;
+use super::org::OperatorOrg;
 use crate::error::ApiResult;
 use crate::extract::{NoQuery, ValidatedJson};
 use crate::reply::{Created, Json};

@@ -9,7 +9,7 @@ use wm_types::common::{Deleted, Page};
 use wm_types::lookups::List;
 use wm_types::webhooks::{CreateWebhook, Delivery, UpdateWebhook, Webhook, WebhookCreated};
 
-use super::OperatorOrg;
+use super::org::OperatorOrg;
 use crate::error::ApiResult;
 use crate::extract::{DeliveryId, NoBody, NoQuery, ValidatedJson, ValidatedQuery, WebhookId};
 use crate::reply::{Accepted, Created, Json};

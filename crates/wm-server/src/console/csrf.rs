@@ -10,15 +10,12 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 
-use super::Console;
-use super::page::ConsoleError;
+use super::answer::{ConsoleError, SIGN_IN};
+use super::context::Console;
 use super::session::{self, SIGN_IN_COOKIE};
 
 /// Largest URL-encoded form the console takes (a list of 20,000 contact ids fits).
 const MAX_FORM: usize = 2 * 1024 * 1024;
-
-/// The path of the sign-in form.
-pub const SIGN_IN: &str = "/console/sign-in";
 
 /// The middleware; see the module.
 pub async fn guard(State(console): State<Console>, mut req: Request, next: Next) -> Response {
@@ -97,8 +94,8 @@ pub fn expired() -> Response {
 }
 
 fn refused(message: &str) -> Response {
-    super::page::bare_answer(
+    super::answer::bare_answer(
         StatusCode::FORBIDDEN,
-        super::page::bare_page("Refused", message),
+        super::answer::bare_page("Refused", message),
     )
 }

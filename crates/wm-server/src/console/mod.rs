@@ -9,20 +9,24 @@
 //!
 //! ```no_run
 //! # fn app(state: wm_server::state::AppState) -> axum::Router {
+//! let api = wm_server::router(state.clone());
 //! axum::Router::new()
-//!     .nest("/api/v1", wm_server::router(state.clone()))
-//!     .merge(wm_server::console::router(state))
+//!     .nest("/api/v1", api.clone())
+//!     .merge(wm_server::console::router(state, api))
 //! # }
 //! ```
 //!
 //! Modules: [`session`] (sign-in sessions and cookies), [`csrf`] (every form's guard),
-//! [`upload`] (forms with a file), [`api`], [`page`] (the shell and answers), [`view`]
+//! [`upload`] (forms with a file), [`api`], [`context`] (what handlers hold), [`answer`]
+//! (plain answers and errors), [`page`] (the shell), [`view`]
 //! (fields, tabs, formatting),
 //! [`chart`] (SVG charts), [`assets`], and [`pages`], one module per section.
 
+pub mod answer;
 pub mod api;
 pub mod assets;
 pub mod chart;
+pub mod context;
 pub mod csrf;
 pub mod page;
 pub mod pages;
@@ -35,21 +39,12 @@ use axum::{Router, middleware};
 
 use crate::state::AppState;
 
-/// What every console handler holds: the server's state and the API router it calls.
-#[derive(Clone)]
-pub struct Console {
-    /// The server's state (sessions are in its database).
-    pub state: AppState,
-    /// The API (relative to `/api/v1`), called in-process.
-    pub api: Router,
-}
+use context::Console;
 
-/// The console's routes, under `/console`.
-pub fn router(state: AppState) -> Router {
-    let console = Console {
-        api: crate::router(state.clone()),
-        state,
-    };
+/// The console's routes, under `/console`, calling `api` (the API router, relative to
+/// `/api/v1`, as the server mounts it) in-process: one API, never a second copy built here.
+pub fn router(state: AppState, api: Router) -> Router {
+    let console = Console { api, state };
     let routes = Router::new()
         .route("/console", get(pages::home::show))
         .route(

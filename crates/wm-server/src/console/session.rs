@@ -11,9 +11,9 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use wm_types::enums::Scope;
 
-use super::Console;
+use super::answer::ConsoleError;
 use super::api::Api;
-use super::page::ConsoleError;
+use super::context::Console;
 use crate::db::entities::{console_session, organization};
 use crate::keys::AuthContext;
 use crate::state::AppState;

@@ -7,8 +7,9 @@ use chrono_tz::Tz;
 use maud::{Markup, html};
 use wm_types::Money;
 use wm_types::common::{PageMeta, Timestamp};
+use wm_types::enums::ChannelType;
 
-use super::page::ConsoleError;
+use super::answer::ConsoleError;
 use super::session::Session;
 
 /// Money in the organisation's currency: two decimals, more when the amount has them
@@ -55,6 +56,24 @@ pub fn local_time(tz: Tz, value: &str) -> Result<chrono::DateTime<chrono::Utc>, 
 /// A percentage with one decimal.
 pub fn pct(v: f64) -> String {
     format!("{v:.1}%")
+}
+
+/// A channel by the name people know it by (never the contract's code).
+pub fn channel_name(kind: ChannelType) -> &'static str {
+    match kind {
+        ChannelType::MessagingAppA => "WhatsApp",
+        ChannelType::SocialAppA => "Instagram",
+        ChannelType::SocialMsgA => "Messenger",
+        ChannelType::Webchat => "Website",
+        ChannelType::Email => "Email",
+        ChannelType::Sms => "SMS",
+        ChannelType::Voice => "Voice",
+        ChannelType::SocialAppB => "Social app B",
+        ChannelType::MessagingAppB => "Messaging app B",
+        ChannelType::SocialAppC => "Social app C",
+        ChannelType::MessagingAppC => "Messaging app C",
+        _ => "Another channel",
+    }
 }
 
 /// A status word as a badge (its colour follows the word).

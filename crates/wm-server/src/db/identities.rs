@@ -5,8 +5,10 @@ use sea_orm::{
     ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder,
 };
 use uuid::Uuid;
+use wm_types::contacts::IdentityRef;
 use wm_types::enums::ChannelType;
 
+use super::entities::contact;
 use super::entities::identity::{self, Model};
 use super::tenant::in_org;
 
@@ -265,4 +267,28 @@ pub async fn of_contacts(
         .order_by_asc(identity::Column::Id)
         .all(conn)
         .await
+}
+
+/// Rewrites the identities mirrored on a contact row from `contact_identities` (after
+/// any change of them).
+pub async fn refresh_mirror(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    contact: Uuid,
+) -> Result<(), DbErr> {
+    use sea_orm::sea_query::Expr;
+    let list: Vec<IdentityRef> = of_contacts(conn, org, vec![contact])
+        .await?
+        .into_iter()
+        .map(IdentityRef::from)
+        .collect();
+    contact::Entity::update_many()
+        .col_expr(
+            contact::Column::Identities,
+            Expr::val(super::contacts::identities_json(&list)),
+        )
+        .filter(contact::Column::Id.eq(contact))
+        .exec(conn)
+        .await?;
+    Ok(())
 }

@@ -93,6 +93,16 @@ pub struct OrgLookups {
 }
 
 impl OrgLookups {
+    /// The channel types active in the organisation: conversations on the others "simply
+    /// return none".
+    pub fn active_types(&self) -> Vec<wm_types::enums::ChannelType> {
+        self.channels
+            .iter()
+            .filter(|c| c.active)
+            .map(|c| c.channel_type)
+            .collect()
+    }
+
     /// Reads them from the database.
     pub async fn load(conn: &impl ConnectionTrait, org: Uuid) -> Result<OrgLookups, DbErr> {
         Ok(OrgLookups {

@@ -305,3 +305,22 @@ pub async fn insert_media(conn: &impl ConnectionTrait, m: NewMedia, id: Uuid) ->
     .await?;
     Ok(())
 }
+
+/// The outbound message (not a campaign's) with the correlation id the platform echoes (its own id),
+/// for a status that arrives before the call's answer was recorded.
+pub async fn by_correlation(
+    conn: &impl ConnectionTrait,
+    org: Option<Uuid>,
+    correlation: Option<&str>,
+) -> Result<Option<message::Model>, DbErr> {
+    let Some(id) = correlation.and_then(|c| Uuid::parse_str(c).ok()) else {
+        return Ok(None);
+    };
+    let mut q = message::Entity::find_by_id(id)
+        .filter(message::Column::Direction.eq(MessageDirection::Outbound))
+        .filter(message::Column::RecipientId.is_null());
+    if let Some(org) = org {
+        q = q.filter(message::Column::OrganizationId.eq(org));
+    }
+    q.one(conn).await
+}

@@ -13,6 +13,7 @@ pub mod entities;
 pub mod group;
 pub mod identities;
 pub mod imports;
+pub mod locks;
 pub mod lookups;
 pub mod messages;
 pub mod migration;
@@ -25,6 +26,7 @@ pub mod tenant;
 pub mod timeline;
 pub mod unique;
 
+pub use locks::{for_share, for_update};
 pub use unique::Unique;
 
 use std::sync::Arc;
@@ -138,7 +140,10 @@ pub fn after_key(
     Expr::tuple([at, id]).gt(Expr::tuple([Expr::val(cursor.0), Expr::val(cursor.1)]))
 }
 
-/// Inserts `rows` a few hundred per statement ([`contacts::INSERT_BATCH`]), moving each
+/// Rows per multi-row statement: far below SQLite's and PostgreSQL's bound parameters.
+pub const INSERT_BATCH: usize = 500;
+
+/// Inserts `rows` a few hundred per statement ([`INSERT_BATCH`]), moving each
 /// into its statement: copying a chunk first (`chunk.to_vec()`) duplicated every text of a
 /// bulk write (about 2 ms of a 1,000-row import chunk's 45 on the writer's path).
 pub async fn insert_chunked<A>(
@@ -151,7 +156,7 @@ where
     use sea_orm::EntityTrait;
     let mut rows = rows.into_iter().peekable();
     while rows.peek().is_some() {
-        let batch: Vec<A> = rows.by_ref().take(contacts::INSERT_BATCH).collect();
+        let batch: Vec<A> = rows.by_ref().take(INSERT_BATCH).collect();
         A::Entity::insert_many(batch)
             .exec_without_returning(conn)
             .await?;
@@ -166,26 +171,6 @@ pub fn offset(page: u64, page_size: u64) -> u64 {
     page.saturating_sub(1)
         .saturating_mul(page_size)
         .min(i64::MAX as u64)
-}
-
-/// `FOR UPDATE` on PostgreSQL, so the rows read stay as read until the caller's transaction
-/// ends; SQLite has one writer at a time anyway.
-pub fn for_update<S: sea_orm::QuerySelect>(backend: DbBackend, q: S) -> S {
-    if backend == DbBackend::Postgres {
-        q.lock_exclusive()
-    } else {
-        q
-    }
-}
-
-/// `FOR SHARE` on PostgreSQL, so the rows read stay as read until the caller's transaction
-/// ends while other readers may share them; SQLite has one writer at a time anyway.
-pub fn for_share<S: sea_orm::QuerySelect>(backend: DbBackend, q: S) -> S {
-    if backend == DbBackend::Postgres {
-        q.lock_shared()
-    } else {
-        q
-    }
 }
 
 /// `FOR UPDATE SKIP LOCKED` on PostgreSQL, so workers on several replicas never claim the

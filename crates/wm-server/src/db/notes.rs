@@ -43,7 +43,7 @@ pub async fn insert_many(
             created_at: now_ms,
         })
         .collect();
-    for batch in models.chunks(super::contacts::INSERT_BATCH) {
+    for batch in models.chunks(super::INSERT_BATCH) {
         note::Entity::insert_many(batch.iter().map(|m| m.clone().into_active_model()))
             .exec_without_returning(conn)
             .await?;

@@ -6,8 +6,8 @@ use sea_orm::{
 };
 use uuid::Uuid;
 
-use super::Unique;
 use super::entities::*;
+use super::unique::Unique;
 
 /// An entity that belongs to an organisation.
 pub trait TenantEntity: EntityTrait {
@@ -91,7 +91,7 @@ where
     E: TenantEntity,
     E::Model: Send + Sync,
 {
-    super::for_update(conn.get_database_backend(), find_in_org::<E>(org, id))
+    super::locks::for_update(conn.get_database_backend(), find_in_org::<E>(org, id))
         .unique(conn)
         .await
 }

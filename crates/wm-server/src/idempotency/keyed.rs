@@ -21,6 +21,12 @@ use super::fingerprint::Fingerprint;
 use crate::db::WriteTxn;
 use crate::db::entities::idempotency_key as row;
 
+/// How long a request whose effects committed holds its key to answer (each commit renews
+/// it): a handler answers within moments of its last commit, so a key held longer than
+/// this after one belongs to a process that died, and a retry learns the first attempt
+/// completed (`IDEMPOTENCY_KEY_ANSWER_LOST`) instead of waiting out the whole lease.
+pub const COMMITTED_LEASE_MS: i64 = 5_000;
+
 /// The request a task serves, holding the key `key` of `scope` since `taken_at`.
 pub struct Keyed {
     pub(super) scope: Uuid,
@@ -134,7 +140,7 @@ impl crate::db::BeforeCommit for Marker {
             .col_expr(row::Column::CommittedAt, Expr::val(now))
             .col_expr(
                 row::Column::LockedUntil,
-                Expr::val(now + super::COMMITTED_LEASE_MS),
+                Expr::val(now + COMMITTED_LEASE_MS),
             )
             .exec(&**txn)
             .await?;

@@ -52,11 +52,6 @@ pub const TTL_MS: i64 = 24 * 3_600_000;
 /// How long a running request holds its key: after that, a process that died mid-request
 /// no longer blocks it.
 pub const LEASE_MS: i64 = 120_000;
-/// How long a request whose effects committed holds its key to answer (each commit renews
-/// it): a handler answers within moments of its last commit, so a key held longer than
-/// this after one belongs to a process that died, and a retry learns the first attempt
-/// completed (`IDEMPOTENCY_KEY_ANSWER_LOST`) instead of waiting out [`LEASE_MS`].
-pub const COMMITTED_LEASE_MS: i64 = 5_000;
 /// The largest body read to compare a repeated request (the largest any route takes).
 const MAX_BODY: usize = wm_types::imports::MAX_IMPORT_BYTES;
 

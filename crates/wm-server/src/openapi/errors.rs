@@ -10,7 +10,7 @@ use crate::error::ApiError;
 
 /// What any operation can answer besides its success: a validation or business 400, 401
 /// (key), 403 (scope), 404 and 429 (rate limit). The 409 of writes is added by
-/// [`super::document`], which knows the method.
+/// the document, which knows the method.
 impl OperationOutput for ApiError {
     type Inner = Self;
 
@@ -35,5 +35,5 @@ pub fn error_response(ctx: &mut GenContext, validation: bool) -> aide::openapi::
     } else {
         business
     };
-    super::json_response("Error", schema)
+    super::parts::json_response("Error", schema)
 }

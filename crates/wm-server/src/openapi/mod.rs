@@ -10,14 +10,16 @@
 
 mod errors;
 mod ids;
+mod parts;
 
 pub use ids::{OPERATION_IDS, operation_id};
+pub use parts::{json_response, media_type, request_body};
 
 use aide::axum::ApiRouter;
 use aide::generate;
 use aide::openapi::{
-    Info, MediaType, OpenApi, Parameter, ParameterData, ParameterSchemaOrContent, QueryStyle,
-    ReferenceOr, RequestBody, Response, SchemaObject, SecurityScheme, Server, StatusCode,
+    Info, OpenApi, Parameter, ParameterData, ParameterSchemaOrContent, QueryStyle, ReferenceOr,
+    SchemaObject, SecurityScheme, Server, StatusCode,
 };
 use aide::transform::TransformOpenApi;
 use schemars::generate::{Contract, SchemaSettings};
@@ -241,37 +243,6 @@ pub fn request_schema<T: JsonSchema>() -> Schema {
         o.remove("title");
     }
     schema
-}
-
-/// A media type's entry: its schema only.
-pub fn media_type(json_schema: Schema) -> MediaType {
-    MediaType {
-        schema: Some(SchemaObject {
-            json_schema,
-            example: None,
-            external_docs: None,
-        }),
-        ..Default::default()
-    }
-}
-
-/// A JSON response.
-pub fn json_response(description: &str, schema: Schema) -> Response {
-    Response {
-        description: description.to_owned(),
-        content: [("application/json".to_owned(), media_type(schema))].into(),
-        ..Default::default()
-    }
-}
-
-/// An optional request body of one media type.
-pub fn request_body(media: &str, schema: Schema) -> RequestBody {
-    RequestBody {
-        description: None,
-        content: [(media.to_owned(), media_type(schema))].into(),
-        required: false,
-        extensions: Default::default(),
-    }
 }
 
 /// One `in: query` parameter per property of `schema`; an array is a comma-separated or

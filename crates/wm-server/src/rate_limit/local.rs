@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use super::{Decision, WINDOW_MS};
+use super::decision::{Decision, WINDOW_MS};
 use crate::ttl::TtlMap;
 
 /// Most keys tracked at once; past it the least recently seen are forgotten first.

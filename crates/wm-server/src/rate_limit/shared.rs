@@ -25,7 +25,7 @@ use std::sync::Arc;
 use sea_orm::{ConnectionTrait, DbBackend, DbErr, Statement};
 use uuid::Uuid;
 
-use super::{Decision, WINDOW_MS};
+use super::decision::{Decision, WINDOW_MS};
 use crate::db::Db;
 use crate::ttl::TtlMap;
 

@@ -1,6 +1,7 @@
 //! Services: each use case as one function that runs its checks and writes in one
 //! transaction (events included) and returns wire types. Handlers only parse and call these.
 
+pub mod announce;
 pub mod automations;
 pub mod campaigns;
 pub mod catalog;

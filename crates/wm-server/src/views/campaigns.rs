@@ -1,5 +1,5 @@
 //! Campaigns (`wm_types::campaigns`): a row with its template, number and stats and, on the
-//! detail, its cost, errors by reason and last replies, loaded for the whole batch.
+//! detail, its cost so far, errors by reason and last replies, loaded for the whole batch.
 
 use std::collections::HashMap;
 
@@ -18,13 +18,14 @@ use crate::error::ApiResult;
 
 use crate::db::campaigns::variables_of;
 
-/// Builds wire campaigns, loading templates, numbers and stats in one query each.
+/// Builds wire campaigns, loading templates, numbers and stats in one query each; with
+/// `detail`, also their cost so far, errors by reason and last replies (the estimate is the
+/// pricing's, added by the service).
 pub async fn load(
     conn: &impl ConnectionTrait,
     rows: &[campaign::Model],
-    detail_at: Option<i64>,
+    detail: bool,
 ) -> ApiResult<Vec<Campaign>> {
-    let detail = detail_at.is_some();
     let ids: Vec<Uuid> = rows.iter().map(|c| c.id).collect();
     let tids: Vec<Uuid> = rows.iter().map(|c| c.template_id).collect();
     let pids: Vec<Uuid> = rows.iter().map(|c| c.phone_number_id).collect();
@@ -75,9 +76,9 @@ pub async fn load(
             errors_by_reason: None,
             last_replies: None,
         };
-        if let Some(now) = detail_at {
+        if detail {
             v.real_cost = Some(Money(counted.cost_micros));
-            add_detail(conn, c, &mut v, now).await?;
+            add_detail(conn, c, &mut v).await?;
         }
         out.push(v);
     }
@@ -88,16 +89,7 @@ async fn add_detail(
     conn: &impl ConnectionTrait,
     c: &campaign::Model,
     v: &mut Campaign,
-    now: i64,
 ) -> ApiResult<()> {
-    use crate::services::sending;
-    // A large batch being queued is paid already: nothing is left to estimate.
-    v.estimated_cost = Some(if sending::is_open(c) {
-        Some(Money(0))
-    } else {
-        let p = sending::price_all(conn, c, sending::READ_STEP, now).await?;
-        (p.count > 0 || v.stats.total > 0).then_some(p.total)
-    });
     let reasons = tallies::read(conn, Dim::RecipientFailure, &[c.id]).await?;
     let mut errors: Vec<ErrorByReason> = reasons
         .into_iter()

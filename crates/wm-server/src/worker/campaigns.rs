@@ -80,7 +80,7 @@ impl CampaignWorker {
         CampaignWorker { state }
     }
 
-    /// Runs until cancelled: a pass when woken by a send or every [`super::POLL`].
+    /// Runs until cancelled: a pass when woken by a send or every [`super::poll::POLL`].
     pub async fn run(self, cancel: CancellationToken) {
         self.state
             .health
@@ -91,7 +91,7 @@ impl CampaignWorker {
             tokio::select! {
                 _ = cancel.cancelled() => return,
                 _ = self.state.campaign_wake.notified() => {}
-                _ = tokio::time::sleep(super::POLL) => {}
+                _ = tokio::time::sleep(super::poll::POLL) => {}
             }
         }
     }

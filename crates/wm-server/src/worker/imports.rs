@@ -46,7 +46,7 @@ impl ImportWorker {
             tokio::select! {
                 _ = cancel.cancelled() => return,
                 _ = self.state.imports_wake.notified() => {}
-                _ = tokio::time::sleep(super::POLL) => {}
+                _ = tokio::time::sleep(super::poll::POLL) => {}
             }
         }
     }

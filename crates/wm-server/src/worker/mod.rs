@@ -9,19 +9,15 @@ pub mod dispatch;
 pub mod imports;
 pub mod media;
 pub mod platform;
+pub mod poll;
 pub mod queue;
 pub mod replies;
 pub mod webhooks;
-
-use std::time::Duration;
 
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::state::AppState;
-
-/// How often workers look for work.
-pub const POLL: Duration = Duration::from_millis(200);
 
 /// Starts every worker, and the collector of the database gauges of
 /// [`crate::observe::metrics`].

@@ -5,7 +5,7 @@ use crate::services::platform;
 use crate::state::AppState;
 
 /// Applies kept webhooks as they arrive, until cancelled: woken by the intake, and every
-/// [`super::POLL`] for what another replica's crash left. One task per replica,
+/// [`super::poll::POLL`] for what another replica's crash left. One task per replica,
 /// so a burst of webhooks waits in the table rather than in the connection pool.
 pub async fn applier(state: AppState, cancel: tokio_util::sync::CancellationToken) {
     loop {
@@ -22,7 +22,7 @@ pub async fn applier(state: AppState, cancel: tokio_util::sync::CancellationToke
         tokio::select! {
             _ = cancel.cancelled() => return,
             _ = state.intake_wake.notified() => {}
-            _ = tokio::time::sleep(super::POLL) => {}
+            _ = tokio::time::sleep(super::poll::POLL) => {}
         }
     }
 }

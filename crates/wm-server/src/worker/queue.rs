@@ -31,7 +31,7 @@ pub async fn run_once(state: &AppState) -> Result<usize, sea_orm::DbErr> {
 }
 
 /// Runs until `cancel` fires: steps whenever one is open, else a look every
-/// [`super::POLL`].
+/// [`super::poll::POLL`].
 pub async fn queuer(state: AppState, cancel: CancellationToken) {
     loop {
         let idle = match run_once(&state).await {
@@ -47,7 +47,7 @@ pub async fn queuer(state: AppState, cancel: CancellationToken) {
         if idle {
             tokio::select! {
                 _ = cancel.cancelled() => return,
-                _ = tokio::time::sleep(super::POLL) => {}
+                _ = tokio::time::sleep(super::poll::POLL) => {}
             }
         }
     }

@@ -34,6 +34,7 @@ mod identities;
 mod imports;
 mod intake_kill;
 mod kit;
+mod layers;
 mod lookups;
 mod notes_timeline;
 mod observe;

@@ -8,8 +8,8 @@ use uuid::Uuid;
 use wm_types::automations::{Automation, AutomationList, AutomationRun};
 use wm_types::common::Page as ApiPage;
 
-use crate::console::Console;
 use crate::console::api::with_query;
+use crate::console::context::Console;
 use crate::console::page::{Page, PageResult, page};
 use crate::console::session::Session;
 use crate::console::view::{ListQuery, Tabs, badge, money, pager, when, when_opt};

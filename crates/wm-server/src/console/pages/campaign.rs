@@ -16,10 +16,11 @@ use wm_types::common::{Page as ApiPage, Timestamp};
 use wm_types::enums::Scope;
 use wm_types::lookups::{LifecycleStage, List};
 
-use crate::console::Console;
+use crate::console::answer::fragment;
 use crate::console::api::{decode, with_query};
 use crate::console::chart;
-use crate::console::page::{Page, PageResult, done, failed, fragment, page, problem, redirect};
+use crate::console::context::Console;
+use crate::console::page::{Page, PageResult, done, failed, page, problem, redirect};
 use crate::console::session::{Flash, Session};
 use crate::console::view::{
     Fields, ListQuery, Tabs, badge, hidden, local_time, money, pager, pct, when_opt,

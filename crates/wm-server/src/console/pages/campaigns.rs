@@ -14,7 +14,7 @@ use wm_types::enums::Scope;
 use wm_types::lookups::List;
 
 use super::campaign;
-use crate::console::Console;
+use crate::console::context::Console;
 use crate::console::page::{Page, PageResult, done, failed, flash_box, page, problem, redirect};
 use crate::console::session::{Flash, Session};
 use crate::console::view::{

@@ -8,7 +8,7 @@ use maud::html;
 use wm_types::catalog::{PhoneNumber, Template};
 use wm_types::lookups::List;
 
-use crate::console::Console;
+use crate::console::context::Console;
 use crate::console::page::{Page, PageResult, page};
 use crate::console::session::Session;
 use crate::console::view::{badge, when};

@@ -13,12 +13,14 @@ use wm_types::contacts::{
 use wm_types::enums::{ChannelType, Scope};
 use wm_types::messages::MessageList;
 
-use crate::console::Console;
+use crate::console::context::Console;
 use crate::console::page::{
     Page, PageResult, delete_confirmed, done, failed, page, problem, redirect,
 };
 use crate::console::session::Session;
-use crate::console::view::{Fields, badge, delete_form, hidden, input_hint, money, select, when};
+use crate::console::view::{
+    Fields, badge, channel_name, delete_form, hidden, input_hint, money, select, when,
+};
 
 /// `GET /console/contacts/{id}`.
 pub async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) -> PageResult<Page> {
@@ -72,7 +74,7 @@ pub async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) ->
                         dt { "Identities" }
                         dd {
                             @if c.identities.is_empty() { "—" }
-                            @for i in &c.identities { (i.channel_type.as_str()) ": " (i.external_id) br; }
+                            @for i in &c.identities { (channel_name(i.channel_type)) ": " (i.external_id) br; }
                         }
                     }
                     @if s.can(Scope::ContactsWrite) { (identity_form(&s, id)) }
@@ -138,7 +140,7 @@ pub async fn show(State(_): State<Console>, s: Session, Path(id): Path<Uuid>) ->
 fn identity_form(s: &Session, id: Uuid) -> Markup {
     let channels: Vec<(String, String)> = ChannelType::ALL
         .iter()
-        .map(|c| (c.as_str().to_owned(), c.as_str().to_owned()))
+        .map(|c| (c.as_str().to_owned(), channel_name(*c).to_owned()))
         .collect();
     html! {
         h3 { "Add an identity" }
@@ -146,7 +148,7 @@ fn identity_form(s: &Session, id: Uuid) -> Markup {
             (hidden(s))
             (select("Channel", "channelType", &channels, ChannelType::MessagingAppA.as_str(), None))
             (input_hint("Id on that channel", "externalId", "text", "",
-                "The phone without + (MESSAGING_APP_A), the username, or the address (EMAIL)."))
+                "The phone without + (WhatsApp), the username (Instagram), or the address (Email)."))
             div { button type="submit" { "Add identity" } }
         }
     }
@@ -170,7 +172,7 @@ fn entry(kind: &TimelineKind) -> Markup {
             @if failed_at.is_some() { " " (error_message.as_deref().unwrap_or("")) }
         },
         TimelineKind::Conversation { conversation } => html! {
-            "Conversation on " (conversation.channel_type.as_str()) " "
+            "Conversation on " (channel_name(conversation.channel_type)) " "
             a href={ "/console/inbox/" (conversation.id) } { (badge(conversation.status.as_str())) }
         },
         TimelineKind::Consent {

@@ -10,8 +10,8 @@ use wm_types::contacts::{Consent, Contact, CreateContact, UpdateContact};
 use wm_types::enums::{ConsentHow, ContactSource};
 use wm_types::lookups::{LifecycleStage, List, User};
 
-use crate::console::Console;
 use crate::console::api::Failure;
+use crate::console::context::Console;
 use crate::console::page::{PageResult, done, failed, flash_box, page, redirect};
 use crate::console::session::{Flash, Session};
 use crate::console::view::{Fields, checkbox, hidden, input, input_hint, select};

@@ -11,8 +11,8 @@ use wm_types::enums::Scope;
 use wm_types::lookups::{LifecycleStage, List};
 
 use super::{contact, contact_form};
-use crate::console::Console;
 use crate::console::api::with_query;
+use crate::console::context::Console;
 use crate::console::page::{Page, PageResult, done, failed, page, problem, redirect};
 use crate::console::session::Session;
 use crate::console::view::{Fields, Tabs, badge, hidden, input_hint, pager, select, when};

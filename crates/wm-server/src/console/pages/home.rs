@@ -10,8 +10,9 @@ use wm_types::catalog::Wallet;
 use wm_types::conversations::ConversationList;
 use wm_types::enums::Scope;
 
-use crate::console::Console;
-use crate::console::page::{Page, PageResult, fragment, page};
+use crate::console::answer::fragment;
+use crate::console::context::Console;
+use crate::console::page::{Page, PageResult, page};
 use crate::console::session::Session;
 use crate::console::view::{money, pct, when};
 

@@ -18,9 +18,10 @@ use wm_types::common::Page as ApiPage;
 use wm_types::enums::Scope;
 use wm_types::imports::{ContactImport, DedupeMode, ImportOptions, ImportStatus};
 
-use crate::console::Console;
+use crate::console::answer::fragment;
 use crate::console::api::decode;
-use crate::console::page::{Page, PageResult, done, failed, fragment, page, redirect};
+use crate::console::context::Console;
+use crate::console::page::{Page, PageResult, done, failed, page, redirect};
 use crate::console::session::Session;
 use crate::console::upload::{self, Upload};
 use crate::console::view::{badge, hidden, when, when_opt};

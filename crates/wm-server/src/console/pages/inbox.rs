@@ -8,10 +8,10 @@ use maud::html;
 use wm_types::conversations::ConversationList;
 
 use super::thread;
-use crate::console::Console;
+use crate::console::context::Console;
 use crate::console::page::{Page, PageResult, page};
 use crate::console::session::Session;
-use crate::console::view::{ListQuery, Tabs, badge, pager, when};
+use crate::console::view::{ListQuery, Tabs, badge, channel_name, pager, when};
 
 /// The inbox routes.
 pub fn routes() -> Router<Console> {
@@ -76,7 +76,7 @@ async fn list(
                             tr {
                                 td { a href={ "/console/inbox/" (c.id) } { (c.contact.full_name.as_deref().or(c.contact.primary_phone.as_deref()).unwrap_or("Unnamed contact")) } }
                                 td { (badge(c.status.as_str())) }
-                                td { (c.channel.channel_type.as_str()) }
+                                td { (channel_name(c.channel.channel_type)) }
                                 td { (c.assigned_to.as_ref().map(|u| u.full_name.as_str()).unwrap_or("Nobody")) }
                                 td { (thread::window_word(c.window_expires_at.as_ref(), s.now())) }
                                 td { (when(s.tz, &c.updated_at)) }

@@ -4,6 +4,7 @@ pub mod automations;
 pub mod campaign;
 pub mod campaigns;
 pub mod catalog;
+pub mod compose;
 pub mod contact;
 pub mod contact_form;
 pub mod contacts;

@@ -9,19 +9,22 @@ use axum::response::Response;
 use futures::StreamExt;
 use maud::{Markup, html};
 use uuid::Uuid;
+use wm_core::platform::Descriptor;
+use wm_types::conversations::Conversation;
 use wm_types::messages::{MessageType, SendMedia, SendMessage, SendType, UploadedMedia};
 
-use super::thread::{back, post_message};
+use super::compose::{back, post_message};
 use crate::console::api::decode;
 use crate::console::page::{failed, problem, redirect};
 use crate::console::session::Session;
 use crate::console::upload::{self, Upload};
 use crate::console::view::hidden;
 
-/// The form under the reply box (the window is open).
-pub fn form(s: &Session, id: Uuid) -> Markup {
-    // What the file input offers: the types the platform takes (the API checks them again).
-    let accept = wm_core::whatsapp::MEDIA_TYPES
+/// The form under the reply box (the window is open), offering the files `channel` takes.
+pub fn form(s: &Session, id: Uuid, channel: &Descriptor) -> Markup {
+    // What the file input offers: the types the channel takes (the API checks them again).
+    let accept = channel
+        .media
         .iter()
         .map(|(mime, _, _)| *mime)
         .collect::<Vec<_>>()
@@ -32,9 +35,7 @@ pub fn form(s: &Session, id: Uuid) -> Markup {
             (hidden(s))
             div.field {
                 label for="reply-file" { "File" }
-                span.hint id="reply-file-hint" {
-                    "An image (JPEG, PNG; 5 MB), a video (MP4; 16 MB), audio (16 MB), a sticker (WebP; 500 KB) or a document (PDF, Office, text; 100 MB)."
-                }
+                span.hint id="reply-file-hint" { (kinds_hint(channel)) }
                 input id="reply-file" type="file" name="file" required accept=(accept) aria-describedby="reply-file-hint";
             }
             div.field {
@@ -44,6 +45,50 @@ pub fn form(s: &Session, id: Uuid) -> Markup {
             }
             div { button type="submit" { "Send file" } }
         }
+    }
+}
+
+/// The kinds of file `channel` takes with their largest size, in words: "An image (5 MB),
+/// a video (16 MB) or a document (100 MB)."
+fn kinds_hint(channel: &Descriptor) -> String {
+    let mut kinds: Vec<(MessageType, u64)> = Vec::new();
+    for (_, kind, max) in channel.media {
+        match kinds.iter_mut().find(|(k, _)| k == kind) {
+            Some((_, m)) => *m = (*m).max(*max),
+            None => kinds.push((*kind, *max)),
+        }
+    }
+    let words: Vec<String> = kinds
+        .iter()
+        .map(|(kind, max)| {
+            let what = match kind {
+                MessageType::Image => "an image",
+                MessageType::Video => "a video",
+                MessageType::Audio => "audio",
+                MessageType::Sticker => "a sticker",
+                _ => "a document",
+            };
+            format!("{what} ({})", size_words(*max))
+        })
+        .collect();
+    let mut text = match words.split_last() {
+        None => return "This channel takes no files.".to_owned(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    };
+    if let Some(first) = text.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    text + "."
+}
+
+/// `bytes` as people say it: "5 MB", "500 KB".
+fn size_words(bytes: u64) -> String {
+    const MB: u64 = 1024 * 1024;
+    if bytes >= MB {
+        format!("{} MB", bytes / MB)
+    } else {
+        format!("{} KB", bytes / 1024)
     }
 }
 
@@ -136,7 +181,13 @@ pub async fn send(s: Session, Path(id): Path<Uuid>, req: Request) -> Response {
     {
         caption = f.text().await.ok();
     }
-    let message_type = wm_core::whatsapp::media_limit(&media.mime_type)
+    // The kind the conversation's channel takes the file as (a document when unknown: the
+    // API refuses what the channel does not take, in its words).
+    let conversation: Result<Conversation, _> = s.api.get(&format!("/conversations/{id}")).await;
+    let message_type = conversation
+        .ok()
+        .and_then(|c| wm_core::platform::descriptor::of_channel(c.channel.channel_type))
+        .and_then(|d| d.media_limit(&media.mime_type))
         .map_or(SendType::Document, |(kind, _)| send_type(kind));
     let body = SendMessage {
         message_type,
@@ -153,4 +204,17 @@ pub async fn send(s: Session, Path(id): Path<Uuid>, req: Request) -> Response {
         reply_to_message_id: None,
     };
     post_message(&s, id, body, idempotency.as_deref(), "File sent.").await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hint_names_each_kind_once_with_its_largest_size() {
+        assert_eq!(
+            kinds_hint(&wm_core::platform::descriptor::WHATSAPP),
+            "An image (5 MB), a sticker (500 KB), a video (16 MB), audio (16 MB) or a document (100 MB)."
+        );
+    }
 }

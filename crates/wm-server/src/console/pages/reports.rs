@@ -12,9 +12,9 @@ use wm_types::reports::{
     WalletTotals,
 };
 
-use crate::console::Console;
 use crate::console::api::with_query;
 use crate::console::chart;
+use crate::console::context::Console;
 use crate::console::page::{Page, PageResult, page};
 use crate::console::session::Session;
 use crate::console::view::{input, money};

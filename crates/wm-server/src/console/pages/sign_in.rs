@@ -6,8 +6,9 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{DOCTYPE, Markup, html};
 
-use crate::console::Console;
-use crate::console::page::{bare_answer, flash_box, head, html_headers};
+use crate::console::answer::{bare_answer, head, html_headers};
+use crate::console::context::Console;
+use crate::console::page::flash_box;
 use crate::console::session::{
     self, FLASH_COOKIE, Flash, SESSION_COOKIE, SESSION_TTL_MS, SIGN_IN_COOKIE,
 };
@@ -97,7 +98,7 @@ pub async fn submit(State(console): State<Console>, headers: HeaderMap, form: Fi
     let token = match session::open(state, hash, ttl).await {
         Ok(token) => token,
         Err(e) => {
-            return crate::console::page::ConsoleError::Internal(e).into_response();
+            return crate::console::answer::ConsoleError::Internal(e).into_response();
         }
     };
     let secure = session::is_https(&headers);
@@ -117,7 +118,7 @@ pub async fn submit(State(console): State<Console>, headers: HeaderMap, form: Fi
 /// `POST /console/sign-out`: the session is deleted (every replica sees it gone).
 pub async fn sign_out(State(console): State<Console>, headers: HeaderMap) -> Response {
     if let Err(e) = session::close(&console.state, &headers).await {
-        return crate::console::page::ConsoleError::Internal(e).into_response();
+        return crate::console::answer::ConsoleError::Internal(e).into_response();
     }
     let secure = session::is_https(&headers);
     let mut response = Redirect::to("/console/sign-in").into_response();
@@ -142,7 +143,7 @@ pub async fn not_found() -> Response {
     (
         StatusCode::NOT_FOUND,
         html_headers(),
-        crate::console::page::bare_page("Not found", "There is no such page in the console.")
+        crate::console::answer::bare_page("Not found", "There is no such page in the console.")
             .into_string(),
     )
         .into_response()

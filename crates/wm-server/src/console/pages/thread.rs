@@ -18,13 +18,13 @@ use wm_types::messages::{
     SendTemplate, SendText, SendType, SenderKind,
 };
 
-use crate::console::Console;
+use super::compose::{back, post_message};
+use crate::console::answer::{ConsoleError, fragment};
 use crate::console::api::with_query;
-use crate::console::page::{
-    ConsoleError, Page, PageResult, done, failed, fragment, page, problem, redirect,
-};
+use crate::console::context::Console;
+use crate::console::page::{Page, PageResult, done, failed, page, problem, redirect};
 use crate::console::session::Session;
-use crate::console::view::{Fields, badge, hidden, template_variables, when};
+use crate::console::view::{Fields, badge, channel_name, hidden, template_variables, when};
 
 #[derive(Debug, Default, serde::Deserialize)]
 /// Which messages of the thread: those before a message, or the newest.
@@ -59,24 +59,30 @@ pub async fn show(
             &[("pageSize", "50"), ("before", &before)],
         )),
     )?;
+    let channel = wm_core::platform::descriptor::of_channel(c.channel.channel_type);
     let open = window_open(&c, s.now());
+    let window_hours = match channel.map(|d| d.window) {
+        Some(wm_core::platform::Window::After { free_ms, .. }) => Some(free_ms / 3_600_000),
+        _ => None,
+    };
     let write = s.can(Scope::ConversationsWrite);
     let users = if write && s.can(Scope::ContactsRead) {
         s.api.get::<List<User>>("/users").await?.data
     } else {
         Vec::new()
     };
-    let templates = if write && !open && s.can(Scope::CampaignsRead) {
-        s.api
-            .get::<List<Template>>("/templates")
-            .await?
-            .data
-            .into_iter()
-            .filter(|t| t.status == TemplateStatus::Approved)
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let templates =
+        if write && !open && channel.is_some_and(|d| d.templates) && s.can(Scope::CampaignsRead) {
+            s.api
+                .get::<List<Template>>("/templates")
+                .await?
+                .data
+                .into_iter()
+                .filter(|t| t.status == TemplateStatus::Approved)
+                .collect()
+        } else {
+            Vec::new()
+        };
     let name = c
         .contact
         .full_name
@@ -91,7 +97,7 @@ pub async fn show(
         html! {
             h1 { (name) }
             p.muted {
-                (badge(c.status.as_str())) " on " (c.channel.channel_type.as_str()) " · "
+                (badge(c.status.as_str())) " on " (channel_name(c.channel.channel_type)) " · "
                 a href={ "/console/contacts/" (c.contact_id) } { "Contact details" } " · assigned to "
                 (c.assigned_to.as_ref().map(|u| u.full_name.as_str()).unwrap_or("nobody"))
             }
@@ -103,16 +109,24 @@ pub async fn show(
             (thread_part(&c, &messages, q.before.is_none(), open, s.tz))
             section.card aria-labelledby="reply-h" {
                 h2 id="reply-h" { "Reply" }
-                p id="window-state" {
-                    "The 24-hour window is " strong { (window_word(c.window_expires_at.as_ref(), s.now())) } "."
-                    @if !open { " Only an approved template can be sent until the customer writes again." }
+                @if let Some(hours) = window_hours {
+                    p id="window-state" {
+                        "The " (hours) "-hour window is " strong { (window_word(c.window_expires_at.as_ref(), s.now())) } "."
+                        @if !open {
+                            @if channel.is_some_and(|d| d.templates) {
+                                " Only an approved template can be sent until the customer writes again."
+                            } @else {
+                                " Nothing can be sent until the customer writes again."
+                            }
+                        }
+                    }
                 }
                 @if write && open {
                     form.stack method="post" action={ "/console/inbox/" (id) "/reply" } {
                         (hidden(&s))
                         div.field {
                             label for="reply-text" { "Reply" }
-                            textarea id="reply-text" name="text" required maxlength="4096" {}
+                            textarea id="reply-text" name="text" required maxlength=(channel.map_or(4096, |d| d.max_text)) {}
                         }
                         div.field {
                             label for="reply-buttons" { "Buttons (optional)" }
@@ -121,7 +135,9 @@ pub async fn show(
                         }
                         div { button type="submit" { "Send reply" } }
                     }
-                    (super::reply_file::form(&s, id))
+                    @if let Some(channel) = channel.filter(|d| !d.media.is_empty()) {
+                        (super::reply_file::form(&s, id, channel))
+                    }
                 }
                 @if write && !open {
                     @if templates.is_empty() {
@@ -232,10 +248,15 @@ pub async fn live(
     )))
 }
 
+/// Whether anything may be sent now: always on a channel without a window, otherwise
+/// until the window's end.
 fn window_open(c: &Conversation, now_ms: i64) -> bool {
-    c.window_expires_at
-        .as_ref()
-        .is_some_and(|t| t.millis() > now_ms)
+    let always = wm_core::platform::descriptor::of_channel(c.channel.channel_type)
+        .is_some_and(|d| d.window == wm_core::platform::Window::Always);
+    always
+        || c.window_expires_at
+            .as_ref()
+            .is_some_and(|t| t.millis() > now_ms)
 }
 
 /// One message as a thread shows it (who, when, status, its content).
@@ -282,33 +303,6 @@ pub(super) fn message(m: &Message, tz: chrono_tz::Tz) -> Markup {
             @if let Some(r) = &m.reaction { p { "Reacted " (r.emoji.as_deref().unwrap_or("")) } }
             @if let Some(e) = &m.error_message { p.muted { "Failed: " (e) } }
         }
-    }
-}
-
-pub(super) fn back(id: Uuid) -> String {
-    format!("/console/inbox/{id}")
-}
-
-/// Sends `body` in the conversation and goes back to it, saying `sent` or why not.
-pub(super) async fn post_message(
-    s: &Session,
-    id: Uuid,
-    body: SendMessage,
-    idempotency: Option<&str>,
-    sent: &str,
-) -> Response {
-    let answer: Result<Message, _> = s
-        .api
-        .send(
-            Method::POST,
-            &format!("/conversations/{id}/messages"),
-            &body,
-            idempotency,
-        )
-        .await;
-    match answer {
-        Ok(_) => redirect(s, &back(id), done(sent)),
-        Err(e) => redirect(s, &back(id), failed(&e)),
     }
 }
 

@@ -17,8 +17,8 @@ use wm_types::webhooks::{
     CreateWebhook, Delivery, DeliveryStatus, UpdateWebhook, Webhook, WebhookCreated, WebhookStatus,
 };
 
-use crate::console::Console;
 use crate::console::api::{decode, with_query};
+use crate::console::context::Console;
 use crate::console::page::{
     PageResult, delete_confirmed, done, failed, flash_box, page, problem, redirect,
 };

@@ -17,7 +17,6 @@ use wm_types::contacts::{Consent, IdentityRef};
 use wm_types::enums::ConsentHow;
 
 use crate::db::entities::{contact, contact_tag, identity};
-use crate::db::identities;
 use crate::db::tenant::{find_in_org, in_org};
 
 pub mod counts;
@@ -169,9 +168,6 @@ impl Mirror {
     }
 }
 
-/// Rows per multi-row statement: far below SQLite's and PostgreSQL's bound parameters.
-pub const INSERT_BATCH: usize = 500;
-
 /// A contact about to be inserted: its id, fields and the identities about to be inserted
 /// for it (mirrored on the row).
 pub struct NewRow<'a> {
@@ -191,7 +187,7 @@ pub async fn insert_many(
     now: i64,
 ) -> Result<Vec<contact::Model>, DbErr> {
     let mut models = Vec::with_capacity(rows.len());
-    for batch in rows.chunks(INSERT_BATCH) {
+    for batch in rows.chunks(super::INSERT_BATCH) {
         let ams: Vec<contact::ActiveModel> = batch
             .iter()
             .map(|r| {
@@ -259,36 +255,14 @@ pub async fn save(
     Ok(model)
 }
 
-fn identities_json(identities: &[IdentityRef]) -> String {
+/// Identities as the JSON a contact row mirrors them in.
+pub fn identities_json(identities: &[IdentityRef]) -> String {
     serde_json::to_string(identities).unwrap_or_else(|_| "[]".to_owned())
 }
 
 /// The identities mirrored on a contact row.
 pub fn identities_of(m: &contact::Model) -> Vec<IdentityRef> {
     super::stored::json("contacts.identities", m.id, &m.identities)
-}
-
-/// Rewrites the identities mirrored on a contact from `contact_identities`.
-pub async fn refresh_identities(
-    conn: &impl ConnectionTrait,
-    org: Uuid,
-    contact: Uuid,
-) -> Result<(), DbErr> {
-    use sea_orm::sea_query::Expr;
-    let list: Vec<IdentityRef> = identities::of_contacts(conn, org, vec![contact])
-        .await?
-        .into_iter()
-        .map(IdentityRef::from)
-        .collect();
-    contact::Entity::update_many()
-        .col_expr(
-            contact::Column::Identities,
-            Expr::val(identities_json(&list)),
-        )
-        .filter(contact::Column::Id.eq(contact))
-        .exec(conn)
-        .await?;
-    Ok(())
 }
 
 /// Adds `delta` to a contact's open-deal count.

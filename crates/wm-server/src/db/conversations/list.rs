@@ -77,3 +77,24 @@ pub fn tab(filter: ConversationFilter, me: Uuid) -> Condition {
         ConversationFilter::All => Condition::all(),
     }
 }
+
+/// The organisation's conversations on `types` (all of them for `None`); `narrow` when the
+/// caller's own filter (a contact, a search) finds the rows, which the organisation then only
+/// guards ([`org_guard`]).
+pub fn on_types(
+    backend: DbBackend,
+    org: Uuid,
+    types: Option<&[wm_types::enums::ChannelType]>,
+    narrow: bool,
+) -> Condition {
+    let org = if narrow {
+        org_guard::<conversation::Entity>(backend, org)
+    } else {
+        conversation::Column::OrganizationId.eq(org)
+    };
+    let c = Condition::all().add(org);
+    match types {
+        Some(types) => c.add(conversation::Column::ChannelType.is_in(types.iter().copied())),
+        None => c,
+    }
+}

@@ -14,11 +14,6 @@ use wm_core::provider::PlatformAccount;
 
 use super::registry::{Credentials, Provider};
 
-/// The platform's text with U+0000 replaced (PostgreSQL refuses it in text columns).
-pub(crate) fn no_nul(s: &str) -> String {
-    s.replace('\0', "\u{FFFD}")
-}
-
 /// WhatsApp Cloud API settings (`WM_WHATSAPP_*`).
 #[derive(Clone)]
 pub struct Settings {

@@ -34,7 +34,7 @@ use wm_core::whatsapp;
 use wm_types::enums::RecipientStatus;
 use wm_types::messages::{MessageInteractive, MessageLocation, MessageType};
 
-use super::no_nul;
+use wm_core::platform::no_nul;
 
 /// Checks `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>` with the app
 /// secret, in constant time; false when the secret is empty or the header is missing or

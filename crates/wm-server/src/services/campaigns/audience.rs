@@ -26,7 +26,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::services::sending;
 use crate::state::AppState;
 
-use super::{campaign_error, load};
+use super::read::{campaign_error, load};
 use crate::views::campaigns as campaign_views;
 
 /// `GET /campaigns/{id}/recipients`.

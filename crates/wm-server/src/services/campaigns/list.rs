@@ -13,8 +13,9 @@ use crate::db::tenant::in_org;
 use crate::error::ApiResult;
 use crate::state::AppState;
 
-use super::DAY_MS;
 use crate::views::campaigns as campaign_views;
+
+const DAY_MS: i64 = 86_400_000;
 
 /// `GET /campaigns`: newest first, with tab counts under the other filters and a summary of
 /// the campaigns created in the last `days` (30 by default).
@@ -34,7 +35,7 @@ pub async fn list(state: &AppState, org: Uuid, q: &ListCampaignsQuery) -> ApiRes
     };
     let (page, page_size) = (q.page.unwrap_or(1), q.page_size.unwrap_or(20));
     let rows = list::page(conn, base, tab, page, page_size).await?;
-    let data = campaign_views::load(conn, &rows, None).await?;
+    let data = campaign_views::load(conn, &rows, false).await?;
     let summary = summary(state, org, q.days.unwrap_or(30), now).await?;
     Ok(CampaignList {
         data,

@@ -1,14 +1,13 @@
 //! Campaign use cases: create, list, detail, audience, cost preview, send, pause, resume,
 //! duplicate. Every state change goes through `wm_core::campaigns::transition`.
 //!
-//! Here: create, get, duplicate; `list`, `audience`, `send` and
+//! Here: create and duplicate; `read` (a row, the detail, `get`), `list`, `audience`, `send` and
 //! `view` (row → wire type) hold the rest.
 
 use crate::db::Unique;
 use axum::http::StatusCode;
-use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait};
+use sea_orm::{ActiveValue::Set, EntityTrait};
 use uuid::Uuid;
-use wm_core::campaigns::CampaignError;
 use wm_core::templates;
 use wm_types::campaigns::{Campaign, CampaignStatus, CreateCampaign, TemplateStatus};
 use wm_types::enums::ErrorCode;
@@ -20,59 +19,15 @@ use crate::state::AppState;
 
 mod audience;
 mod list;
+mod read;
 mod send;
 
-use crate::views::campaigns as campaign_views;
+use read::{detail_in, load};
+
 pub use audience::{add_audience, recipients};
 pub use list::list;
+pub use read::{campaign_error, get};
 pub use send::{pause, preview_cost, resume, send};
-
-const NOT_FOUND: &str = "Campaign";
-const DAY_MS: i64 = 86_400_000;
-
-/// A campaign error as the API answers it: 400, the spec's message, a code when it has one.
-pub fn campaign_error(e: CampaignError) -> ApiError {
-    match e.code() {
-        Some(code) => ApiError::business(StatusCode::BAD_REQUEST, Some(code), e.message()),
-        None => ApiError::bad_request(e.message()),
-    }
-}
-
-async fn load(conn: &impl ConnectionTrait, org: Uuid, id: Uuid) -> ApiResult<campaign::Model> {
-    find_in_org::<campaign::Entity>(org, id)
-        .unique(conn)
-        .await?
-        .ok_or_else(|| ApiError::not_found(NOT_FOUND))
-}
-
-/// The campaign, its row locked until the caller's transaction ends on PostgreSQL (SQLite
-/// has one writer): an audience step cannot commit between this read and the caller's
-/// commit, so what the caller priced is what it charges.
-async fn load_locked(
-    conn: &impl ConnectionTrait,
-    org: Uuid,
-    id: Uuid,
-) -> ApiResult<campaign::Model> {
-    crate::db::tenant::find_locked::<campaign::Entity>(conn, org, id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(NOT_FOUND))
-}
-
-async fn detail(state: &AppState, c: &campaign::Model) -> ApiResult<Campaign> {
-    detail_in(&state.db.conn, c, state.now_ms()).await
-}
-
-/// The detail of `c` read through `conn` (inside a transaction: what it wrote).
-async fn detail_in(
-    conn: &impl ConnectionTrait,
-    c: &campaign::Model,
-    now: i64,
-) -> ApiResult<Campaign> {
-    campaign_views::load(conn, std::slice::from_ref(c), Some(now))
-        .await?
-        .pop()
-        .ok_or_else(|| ApiError::not_found(NOT_FOUND))
-}
 
 /// Inserts a new DRAFT and answers its detail, kept as the request's answer with it (a new
 /// draft has no audience to price: its detail is a few point reads).
@@ -89,12 +44,6 @@ async fn insert_draft(
     crate::idempotency::seal(&txn, StatusCode::CREATED, &answer).await?;
     txn.commit().await?;
     Ok(answer)
-}
-
-/// `GET /campaigns/{id}`.
-pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Campaign> {
-    let c = load(&state.db.conn, org, id).await?;
-    detail(state, &c).await
 }
 
 /// `POST /campaigns`: a DRAFT with a sender number and an APPROVED template of the

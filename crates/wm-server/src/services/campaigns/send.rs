@@ -19,7 +19,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::services::{sending, wallet};
 use crate::state::AppState;
 
-use super::{campaign_error, get, load, load_locked};
+use super::read::{campaign_error, get, load, load_locked};
 use crate::db::campaigns::variables_of;
 
 /// `GET /campaigns/{id}/preview-cost`: the cost of the pending recipients per market, the

@@ -17,12 +17,13 @@ use uuid::Uuid;
 use wm_core::time::Clock;
 use wm_types::contacts::IdentityRef;
 
-use super::check_refs;
+use super::rows::check_refs;
 use super::write::{Author, Planned, write_new};
 use crate::db::entities::contact;
 use crate::db::lookups::OrgLookups;
 use crate::db::{Db, WriteTxn};
 use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
 
 /// Most creates in one transaction.
 const MAX_BATCH: usize = 256;
@@ -69,6 +70,54 @@ async fn seal(txn: &WriteTxn, job: &Job, written: &Written) -> Result<(), DbErr>
     keyed
         .seal(txn, axum::http::StatusCode::CREATED, &answer)
         .await
+}
+
+/// `POST /contacts`: the contact, its phone identity, its first note, a `created` timeline
+/// entry and `contact.created`, all in one transaction (shared with the creates that arrive
+/// meanwhile on SQLite). The unique indexes on the phone and
+/// on identities decide conflicts (no read-then-write race); the answer is built from what
+/// was written.
+pub async fn create(
+    state: &AppState,
+    auth: &crate::keys::AuthContext,
+    body: wm_types::contacts::CreateContact,
+) -> ApiResult<wm_types::contacts::Contact> {
+    let org = auth.org_id;
+    let item = Planned::from_body(body).map_err(ApiError::Validation)?;
+    let fields = &item.fields;
+    let l = state
+        .lookups
+        .covering(
+            &state.db.conn,
+            org,
+            fields.lifecycle_stage_id,
+            fields.owner_id,
+        )
+        .await?;
+    let phone = fields.primary_phone.clone();
+    let job = Job {
+        org,
+        user_id: auth.user_id,
+        user_name: auth.user_name.clone(),
+        item,
+        lookups: l.clone(),
+        keyed: crate::idempotency::current(),
+    };
+    let creates = state.singleton(|s| Creates::new(s.db.clone(), s.clock.clone()));
+    let (row, identities) = match creates.write(job).await? {
+        Ok(w) => w,
+        Err(e) if crate::error::is_unique_violation(&e) => {
+            return Err(super::rows::phone_conflict(state, org, phone.as_ref()).await);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok(crate::views::contacts::view(
+        &row,
+        identities,
+        Vec::new(),
+        &l,
+        crate::views::contacts::Shape::Detail,
+    ))
 }
 
 struct Queued {

@@ -8,7 +8,7 @@ use wm_core::contacts as rules;
 use wm_core::tags::{merge_tags, normalize_tags};
 use wm_types::contacts::{BulkResult, BulkUpdateContacts};
 
-use super::{Change, check_refs, record_change, record_saved};
+use super::rows::{Change, check_refs, record_change, record_saved};
 use crate::db::{self, entities::contact};
 use crate::error::{ApiError, ApiResult};
 use crate::keys::AuthContext;

@@ -9,7 +9,7 @@ use wm_types::contacts::{
     TimelineQuery,
 };
 
-use super::load;
+use super::rows::load;
 use crate::db;
 use crate::error::{ApiError, ApiResult, is_unique_violation};
 use crate::keys::AuthContext;
@@ -75,7 +75,7 @@ pub async fn add_identity(
         }
         Err(e) => return Err(e.into()),
     };
-    db::contacts::refresh_identities(&*txn, org, id).await?;
+    db::identities::refresh_mirror(&*txn, org, id).await?;
     txn.commit().await?;
     Ok((StatusCode::CREATED, view(created)))
 }

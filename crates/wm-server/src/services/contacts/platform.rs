@@ -12,7 +12,7 @@ use wm_core::platform::{Descriptor, Identity, Person};
 use wm_types::contacts::TimelineKind;
 use wm_types::enums::ChannelType;
 
-use super::{Change, record_change};
+use super::rows::{Change, record_change};
 use crate::db;
 use crate::db::entities::contact;
 use crate::db::identities::Shown;
@@ -180,7 +180,7 @@ pub async fn remember_person(
         }
     }
     if changed {
-        db::contacts::refresh_identities(conn, org, contact.id).await?;
+        db::identities::refresh_mirror(conn, org, contact.id).await?;
     }
     Ok(mine)
 }
@@ -209,7 +209,7 @@ pub async fn remember(
     )
     .await?;
     if added {
-        db::contacts::refresh_identities(conn, org, contact.id).await?;
+        db::identities::refresh_mirror(conn, org, contact.id).await?;
     }
     Ok(added)
 }
@@ -388,7 +388,7 @@ pub async fn change_number(
         remember(conn, on, &before, user_id, now).await?;
     }
     if !remember(conn, on, &before, new_phone.digits(), now).await? && dropped > 0 {
-        db::contacts::refresh_identities(conn, org, before.id).await?;
+        db::identities::refresh_mirror(conn, org, before.id).await?;
     }
     let was_platform_number = before
         .primary_phone
@@ -436,7 +436,7 @@ pub async fn change_user_id(
     if let Some(contact) =
         db::identities::rename(conn, org, on.kind, previous, current, parent).await?
     {
-        db::contacts::refresh_identities(conn, org, contact).await?;
+        db::identities::refresh_mirror(conn, org, contact).await?;
         return Ok(true);
     }
     let by_phone = Person {

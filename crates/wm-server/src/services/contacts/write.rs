@@ -9,17 +9,16 @@ use wm_types::contacts::{Contact, CreateContact, IdentityRef, TimelineKind, Upda
 use wm_types::enums::ChannelType;
 use wm_types::events::EventKind;
 
-use super::{
+use super::rows::{
     Change, check_refs, detail, event_data, load, phone_conflict, phone_exists, phone_holder,
     record_saved,
 };
 use crate::db::entities::{contact, identity};
 use crate::db::lookups::OrgLookups;
 use crate::db::{self, contacts::NewRow};
-use crate::error::{ApiError, ApiResult, is_unique_violation};
+use crate::error::{ApiError, ApiResult};
 use crate::keys::AuthContext;
 use crate::state::AppState;
-use crate::views::contacts::{self as contact_views, Shape};
 
 /// A contact about to be created: its normalised fields and its first note.
 #[derive(Debug, Clone)]
@@ -175,54 +174,6 @@ pub async fn write_new(
         .collect())
 }
 
-/// `POST /contacts`: the contact, its phone identity, its first note, a `created` timeline
-/// entry and `contact.created`, all in one transaction (shared with the creates that arrive
-/// meanwhile on SQLite: [`super::batch`]). The unique indexes on the phone and
-/// on identities decide conflicts (no read-then-write race); the answer is built from what
-/// was written.
-pub async fn create(
-    state: &AppState,
-    auth: &AuthContext,
-    body: CreateContact,
-) -> ApiResult<Contact> {
-    let org = auth.org_id;
-    let item = Planned::from_body(body).map_err(ApiError::Validation)?;
-    let fields = &item.fields;
-    let l = state
-        .lookups
-        .covering(
-            &state.db.conn,
-            org,
-            fields.lifecycle_stage_id,
-            fields.owner_id,
-        )
-        .await?;
-    let phone = fields.primary_phone.clone();
-    let job = super::batch::Job {
-        org,
-        user_id: auth.user_id,
-        user_name: auth.user_name.clone(),
-        item,
-        lookups: l.clone(),
-        keyed: crate::idempotency::current(),
-    };
-    let creates = state.singleton(|s| super::batch::Creates::new(s.db.clone(), s.clock.clone()));
-    let (row, identities) = match creates.write(job).await? {
-        Ok(w) => w,
-        Err(e) if is_unique_violation(&e) => {
-            return Err(phone_conflict(state, org, phone.as_ref()).await);
-        }
-        Err(e) => return Err(e.into()),
-    };
-    Ok(contact_views::view(
-        &row,
-        identities,
-        Vec::new(),
-        &l,
-        Shape::Detail,
-    ))
-}
-
 /// `PATCH /contacts/{id}`: only sent fields change; nothing is recorded when nothing changed.
 pub async fn update(
     state: &AppState,
@@ -320,7 +271,7 @@ pub async fn save_change(
             now,
         )
         .await?;
-        db::contacts::refresh_identities(conn, org, id).await?;
+        db::identities::refresh_mirror(conn, org, id).await?;
     }
     let change = Change {
         before,

@@ -28,8 +28,6 @@ use crate::error::ApiResult;
 use crate::keys::AuthContext;
 use crate::state::AppState;
 
-use super::{active_types, on_types};
-
 /// Conversations of one channel type, channel, status and assignee.
 #[derive(Debug)]
 struct Group {
@@ -132,7 +130,7 @@ pub async fn list(
     let conn = &state.db.conn;
     let backend = conn.get_database_backend();
     let (org, me) = (auth.org_id, auth.user_id);
-    let types = active_types(state, org).await?;
+    let types = state.lookups.get(&state.db.conn, org).await?.active_types();
     let all = groups(conn, org).await?;
     // Conversations on inactive channel types are left out; when the organisation has none,
     // the condition is left off, so a page is read from the organisation's index alone.
@@ -146,7 +144,7 @@ pub async fn list(
     let (tabs, ids) = if q.contact_id.is_some() || list::search(q).is_some() {
         // A contact's conversations, or a search's: few, read once for both the tabs and
         // the page.
-        let base = list::filters(backend, on_types(backend, org, only, true), org, q);
+        let base = list::filters(backend, list::on_types(backend, org, only, true), org, q);
         let q_light = Query::select()
             .columns([
                 conversation::Column::Id,
@@ -169,7 +167,7 @@ pub async fn list(
         (tabs_of(&groups, q, me), ids)
     } else {
         let tabs = tabs_of(&everyone, q, me);
-        let base = list::filters(backend, on_types(backend, org, only, false), org, q);
+        let base = list::filters(backend, list::on_types(backend, org, only, false), org, q);
         let ids: Vec<Uuid> = if offset >= tab_total(&tabs, filter) {
             Vec::new()
         } else {
@@ -189,7 +187,7 @@ pub async fn list(
     };
     let rows = crate::db::rows_in_order::<conversation::Entity>(conn, ids, |c| c.id).await?;
     let data = crate::views::conversations::load(conn, rows).await?;
-    let active = on_types(backend, org, only, false);
+    let active = list::on_types(backend, org, only, false);
     let summary = summary(state, org, (active, &types), &everyone).await?;
     Ok(ConversationList {
         data,

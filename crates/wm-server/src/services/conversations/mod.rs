@@ -5,8 +5,8 @@ use crate::db::Unique;
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DbBackend, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect,
 };
 use uuid::Uuid;
 use wm_core::platform::Window;
@@ -15,7 +15,7 @@ use wm_types::enums::{ChannelType, ConversationStatus};
 use wm_types::events::EventKind;
 
 use crate::db::entities::conversation;
-use crate::db::tenant::{find_in_org, in_org_by, org_guard};
+use crate::db::tenant::{find_in_org, in_org_by};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 
@@ -24,38 +24,6 @@ mod list;
 pub use list::list;
 
 const NOT_FOUND: &str = "Conversation";
-
-/// The channel types active in the organisation: conversations on the others "simply
-/// return none".
-async fn active_types(state: &AppState, org: Uuid) -> ApiResult<Vec<ChannelType>> {
-    let l = state.lookups.get(&state.db.conn, org).await?;
-    Ok(l.channels
-        .iter()
-        .filter(|c| c.active)
-        .map(|c| c.channel_type)
-        .collect())
-}
-
-/// The organisation's conversations on `types` (all of them for `None`); `narrow` when the
-/// caller's own filter (a contact, a search) finds the rows, which the organisation then only
-/// guards (`db::tenant::org_guard`).
-fn on_types(
-    backend: DbBackend,
-    org: Uuid,
-    types: Option<&[ChannelType]>,
-    narrow: bool,
-) -> Condition {
-    let org = if narrow {
-        org_guard::<conversation::Entity>(backend, org)
-    } else {
-        conversation::Column::OrganizationId.eq(org)
-    };
-    let c = Condition::all().add(org);
-    match types {
-        Some(types) => c.add(conversation::Column::ChannelType.is_in(types.iter().copied())),
-        None => c,
-    }
-}
 
 /// One conversation as the API shows it.
 async fn view(conn: &impl ConnectionTrait, row: conversation::Model) -> ApiResult<Conversation> {
@@ -78,9 +46,14 @@ pub async fn update_by_key(
 
 /// `GET /conversations/{id}`.
 pub async fn get(state: &AppState, org: Uuid, id: Uuid) -> ApiResult<Conversation> {
-    let types = active_types(state, org).await?;
+    let types = state.lookups.get(&state.db.conn, org).await?.active_types();
     let row = conversation::Entity::find()
-        .filter(on_types(state.db.backend(), org, Some(&types), false))
+        .filter(crate::db::conversations::list::on_types(
+            state.db.backend(),
+            org,
+            Some(&types),
+            false,
+        ))
         .filter(conversation::Column::Id.eq(id))
         .one(&state.db.conn)
         .await?
@@ -141,7 +114,7 @@ pub async fn update(
         events.push(EventKind::ConversationAssigned);
     }
     for kind in events {
-        crate::services::messages::announce_conversation(&*txn, org, id, kind, now).await?;
+        crate::services::announce::conversation(&*txn, org, id, kind, now).await?;
     }
     txn.commit().await?;
     let row = find_in_org::<conversation::Entity>(org, id)

@@ -258,7 +258,7 @@ impl Wave {
             }
         }
         // `message.sent` for each move, in the statuses' order, per organisation (if its
-        // webhooks take it: `announce_recipients` asks).
+        // webhooks take it: `announce::recipients` asks).
         let mut announced: Vec<(Uuid, Vec<Uuid>)> = Vec::new();
         for (r, _) in items.iter().filter(|(r, _)| moved.contains(&r.id)) {
             match announced.iter_mut().find(|(org, _)| *org == r.org) {
@@ -268,7 +268,7 @@ impl Wave {
         }
         for (org, ids) in announced {
             for chunk in ids.chunks(CHUNK) {
-                crate::services::messages::announce_recipients(conn, org, chunk, now).await?;
+                crate::services::announce::recipients(conn, org, chunk, now).await?;
             }
         }
         Ok(moved.len())

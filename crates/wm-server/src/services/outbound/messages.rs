@@ -8,14 +8,11 @@ use sea_orm::sea_query::Expr;
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DatabaseTransaction, DbErr, EntityTrait, QueryFilter,
 };
-use uuid::Uuid;
 use wm_core::provider::{Accepted, OutboundMessage, SendError};
-use wm_types::Money;
-use wm_types::campaigns::LedgerKind;
 use wm_types::messages::{MessageDirection, MessageStatus};
 
-use super::recipients::backoff_ms;
-use super::send::{Settled, Store};
+use super::failed;
+use super::send::{Settled, Store, backoff_ms};
 use super::sender::Sender;
 use crate::db::Unique;
 use crate::db::entities::message;
@@ -88,7 +85,7 @@ impl Store for Attempt<'_> {
                     .exec(txn)
                     .await?;
                 if let Some(row) = message::Entity::find_by_id(m.id).unique(txn).await? {
-                    crate::services::messages::announce(txn, m.organization_id, row, now).await?;
+                    crate::services::announce::message(txn, m.organization_id, row, now).await?;
                 }
                 super::status::apply_kept(txn, &accepted.message_id, now).await?;
                 crate::services::contacts::platform::remember_reported(
@@ -124,64 +121,13 @@ impl Store for Attempt<'_> {
                 Settled::Ambiguous
             }
             Err(SendError::Rejected { reason, .. } | SendError::Paused { reason, .. }) => {
-                let failed = fail(txn, m, &reason, now).await?;
+                let moved = failed::fail(txn, m, &reason, now).await?;
                 Settled::Rejected {
-                    refunded: failed && m.cost_micros.unwrap_or(0) > 0,
+                    refunded: moved && m.cost_micros.unwrap_or(0) > 0,
                 }
             }
         })
     }
-}
-
-/// Fails a message that is not delivered yet (PENDING or SENT): FAILED with `reason`, its
-/// charge refunded, announced. `false` when it had moved on already.
-pub async fn fail(
-    conn: &impl ConnectionTrait,
-    m: &message::Model,
-    reason: &str,
-    now: i64,
-) -> Result<bool, DbErr> {
-    let moved = message::Entity::update_many()
-        .col_expr(message::Column::Status, Expr::val(MessageStatus::Failed))
-        .col_expr(message::Column::ErrorMessage, Expr::val(reason))
-        .col_expr(message::Column::UpdatedAt, Expr::val(now))
-        .filter(message::Column::Id.eq(m.id))
-        .filter(message::Column::Status.is_in([MessageStatus::Pending, MessageStatus::Sent]))
-        .exec(conn)
-        .await?
-        .rows_affected
-        == 1;
-    if moved {
-        refund(conn, m, now).await?;
-        if let Some(row) = message::Entity::find_by_id(m.id).unique(conn).await? {
-            crate::services::messages::announce(conn, m.organization_id, row, now).await?;
-        }
-    }
-    Ok(moved)
-}
-
-/// Gives back what a failed message was charged (a campaign's is refunded with its
-/// recipient).
-pub async fn refund(
-    conn: &impl ConnectionTrait,
-    m: &message::Model,
-    now: i64,
-) -> Result<(), DbErr> {
-    let cost = m.cost_micros.unwrap_or(0);
-    if cost <= 0 || m.recipient_id.is_some() {
-        return Ok(());
-    }
-    let what = format!("Refund of message {} (failed)", m.id);
-    crate::services::wallet::credit(
-        conn,
-        m.organization_id,
-        LedgerKind::Refund,
-        Money(cost),
-        None,
-        &what,
-        now,
-    )
-    .await
 }
 
 /// The messages of this store whose outcome stayed unknown past the reconciliation window
@@ -199,23 +145,4 @@ pub async fn stale(
         .limit(limit)
         .all(conn)
         .await
-}
-
-/// Finds a message of this store by the correlation id the platform echoes (its own id),
-/// for a status that arrives before the call's answer was recorded.
-pub async fn by_correlation(
-    conn: &impl ConnectionTrait,
-    org: Option<Uuid>,
-    correlation: Option<&str>,
-) -> Result<Option<message::Model>, DbErr> {
-    let Some(id) = correlation.and_then(|c| Uuid::parse_str(c).ok()) else {
-        return Ok(None);
-    };
-    let mut q = message::Entity::find_by_id(id)
-        .filter(message::Column::Direction.eq(MessageDirection::Outbound))
-        .filter(message::Column::RecipientId.is_null());
-    if let Some(org) = org {
-        q = q.filter(message::Column::OrganizationId.eq(org));
-    }
-    q.one(conn).await
 }

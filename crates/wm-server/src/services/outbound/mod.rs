@@ -16,6 +16,7 @@
 //! an answer that may have been sent waits for a status carrying its correlation id, or the
 //! reconciliation window.
 
+pub mod failed;
 pub mod grouped;
 pub mod messages;
 pub mod recipients;

@@ -13,18 +13,16 @@ use sea_orm::{
 };
 use uuid::Uuid;
 use wm_core::provider::{Accepted, OutboundMessage, SendError};
-use wm_types::Money;
 use wm_types::campaigns::CampaignStatus;
-use wm_types::campaigns::LedgerKind;
 use wm_types::enums::RecipientStatus;
 use wm_types::messages::SenderKind;
 
-use super::send::{Settled, Store};
+use super::failed::{fail_recipient, opt_out_contact};
+use super::send::{Settled, Store, backoff_ms};
 use super::sender::Sender;
 use crate::db::entities::{campaign, recipient};
 use crate::observe::metrics::Source;
 use crate::services::contacts::platform;
-use crate::services::wallet;
 
 /// What a campaign sent, kept as the message of the recipient's thread.
 #[derive(Debug, Clone, Copy)]
@@ -174,11 +172,6 @@ pub async fn rejected(
     Ok(done)
 }
 
-/// The backoff before the `n`th retry asked by the platform: 2 s doubling, at most 5 min.
-pub fn backoff_ms(n: i32) -> i64 {
-    Ord::min(2_000i64.saturating_mul(1i64 << n.clamp(0, 20)), 300_000)
-}
-
 /// Not sent (the platform asked to retry later): back in the queue after a backoff, still
 /// charged once.
 pub async fn retry_later(
@@ -234,55 +227,6 @@ pub async fn reconcile(
         }
     }
     Ok(n)
-}
-
-/// Fails a recipient that is PENDING or SENT and refunds what it was charged; `false` when
-/// it was already further along (or failed).
-pub async fn fail_recipient(
-    conn: &impl ConnectionTrait,
-    r: &recipient::Model,
-    reason: &str,
-    now: i64,
-) -> Result<bool, DbErr> {
-    use RecipientStatus as R;
-    let done = recipient::Entity::update_many()
-        .col_expr(recipient::Column::Status, Expr::val(R::Failed))
-        .col_expr(recipient::Column::FailedAt, Expr::val(now))
-        .col_expr(recipient::Column::ErrorMessage, Expr::val(reason))
-        .col_expr(recipient::Column::CostMicros, Expr::val(0))
-        .filter(recipient::Column::Id.eq(r.id))
-        .filter(recipient::Column::Status.is_in([R::Pending, R::Sent]))
-        .exec(conn)
-        .await?
-        .rows_affected
-        > 0;
-    if done {
-        // `r` was read in this transaction before the update: it holds what was charged,
-        // and only the one update that moved it refunds.
-        wallet::credit(
-            conn,
-            r.organization_id,
-            LedgerKind::Refund,
-            Money(r.cost_micros),
-            Some(r.campaign_id),
-            "Campaign message not delivered: refund",
-            now,
-        )
-        .await?;
-    }
-    Ok(done)
-}
-
-/// Opts a recipient's contact out: the platform refused the message because the person
-/// stopped marketing messages (131050). Recorded as the person's own `stop` is.
-pub async fn opt_out_contact(
-    conn: &impl ConnectionTrait,
-    r: &recipient::Model,
-    reason: &str,
-    now: i64,
-) -> Result<(), DbErr> {
-    platform::set_opted_out(conn, r.organization_id, r.contact_id, true, reason, now).await?;
-    Ok(())
 }
 
 /// A campaign recipient's attempt: its row, and the campaign's template (recorded with the

@@ -13,7 +13,7 @@ pub use super::recipients::OUTCOME_UNKNOWN;
 pub async fn run(conn: &impl ConnectionTrait, now: i64, window_ms: i64) -> Result<usize, DbErr> {
     let mut failed = super::recipients::reconcile(conn, now, window_ms).await?;
     for m in super::messages::stale(conn, now.saturating_sub(window_ms), 500).await? {
-        if super::messages::fail(conn, &m, OUTCOME_UNKNOWN, now).await? {
+        if super::failed::fail(conn, &m, OUTCOME_UNKNOWN, now).await? {
             failed += 1;
         }
     }

@@ -141,3 +141,8 @@ fn count(provider: &'static str, source: Source, settled: &Settled) {
         Settled::NotCalled => {}
     }
 }
+
+/// The backoff before the `n`th retry asked by the platform: 2 s doubling, at most 5 min.
+pub fn backoff_ms(n: i32) -> i64 {
+    Ord::min(2_000i64.saturating_mul(1i64 << n.clamp(0, 20)), 300_000)
+}

@@ -25,7 +25,7 @@ use wm_core::provider::StatusUpdate;
 use wm_types::enums::RecipientStatus;
 use wm_types::messages::{MessageDirection, MessageStatus};
 
-use super::recipients::{fail_recipient, opt_out_contact};
+use super::failed::{self, fail_recipient, opt_out_contact};
 use crate::db::Unique;
 use crate::db::entities::{message, pending_status, recipient};
 use crate::services::contacts::platform;
@@ -109,7 +109,7 @@ pub async fn apply(
     .await?;
     let applied = apply_to(conn, &r, u, now).await?;
     if applied == Applied::Moved {
-        crate::services::messages::announce_recipient(conn, r.organization_id, r.id, now).await?;
+        crate::services::announce::recipient(conn, r.organization_id, r.id, now).await?;
     }
     Ok(applied)
 }
@@ -169,13 +169,8 @@ pub async fn apply_kept(
             Some(r) => {
                 let moved = apply_to(conn, &r, &u, now).await? == Applied::Moved;
                 if moved {
-                    crate::services::messages::announce_recipient(
-                        conn,
-                        r.organization_id,
-                        r.id,
-                        now,
-                    )
-                    .await?;
+                    crate::services::announce::recipient(conn, r.organization_id, r.id, now)
+                        .await?;
                 }
                 Some(moved)
             }
@@ -321,7 +316,7 @@ async fn apply_to_message(
     };
     let found = match found {
         Some(m) => Some(m),
-        None => super::messages::by_correlation(conn, org, u.correlation_id.as_deref()).await?,
+        None => crate::db::messages::by_correlation(conn, org, u.correlation_id.as_deref()).await?,
     };
     let Some(m) = found else {
         return Ok(None);
@@ -345,7 +340,7 @@ async fn apply_to_message(
                 .error
                 .as_deref()
                 .unwrap_or("The platform could not deliver it");
-            let moved = super::messages::fail(conn, &m, reason, now).await?;
+            let moved = failed::fail(conn, &m, reason, now).await?;
             return Ok(Some(moved));
         }
         _ => return Ok(Some(false)),
@@ -360,7 +355,7 @@ async fn apply_to_message(
         .rows_affected
         == 1;
     if moved && let Some(row) = message::Entity::find_by_id(m.id).unique(conn).await? {
-        crate::services::messages::announce(conn, m.organization_id, row, now).await?;
+        crate::services::announce::message(conn, m.organization_id, row, now).await?;
     }
     Ok(Some(moved))
 }

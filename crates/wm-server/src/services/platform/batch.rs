@@ -5,7 +5,7 @@
 //! ([`grouped::apply_many`](crate::services::outbound::grouped::apply_many)): a crash
 //! leaves the whole run to be applied again once its claim lapses, never half of it. A
 //! webhook with anything else (an inbound message, a template's status) is applied on its
-//! own, at its place in the order, as [`super::apply_claimed`] always did; and a run whose
+//! own, at its place in the order, as [`super::apply::apply_claimed`] always did; and a run whose
 //! transaction fails is applied again webhook by webhook, so one bad webhook holds back no
 //! other.
 
@@ -19,9 +19,8 @@ use uuid::Uuid;
 use wm_core::platform::{PlatformEvent, Unapplied};
 use wm_core::provider::StatusUpdate;
 
-use super::{
-    CLAIM_MS, Parsed, apply_claimed, mark_processed, number_by_platform_id, parse, unapplied,
-};
+use super::apply::{CLAIM_MS, Parsed, apply_claimed, mark_processed, number_by_platform_id, parse};
+use super::unapplied;
 use crate::db::entities::platform_event;
 use crate::services::outbound::grouped;
 use crate::state::AppState;

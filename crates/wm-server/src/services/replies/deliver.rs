@@ -92,7 +92,7 @@ async fn send_one(state: &AppState, m: &message::Model) -> anyhow::Result<Settle
 async fn refuse(state: &AppState, attempt: &Attempt<'_>, reason: &str) -> anyhow::Result<Settled> {
     let txn = state.db.write().await?;
     let failed =
-        crate::services::outbound::messages::fail(&*txn, attempt.m, reason, state.now_ms()).await?;
+        crate::services::outbound::failed::fail(&*txn, attempt.m, reason, state.now_ms()).await?;
     txn.commit().await?;
     Ok(if failed {
         Settled::Rejected {
@@ -262,7 +262,7 @@ async fn reconcile(state: &AppState) -> anyhow::Result<usize> {
     let mut failed = 0;
     for m in stale {
         let txn = state.db.write().await?;
-        if crate::services::outbound::messages::fail(
+        if crate::services::outbound::failed::fail(
             &*txn,
             &m,
             crate::services::outbound::reconcile::OUTCOME_UNKNOWN,

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use wm_types::enums::StageCategory;
 use wm_types::reports::*;
 
-use super::{counts_by, ctx, day_counts, stage_entries};
+use super::query::{counts_by, ctx, day_counts, stage_entries};
 use crate::db::entities::{contact, deal, lifecycle_stage};
 use crate::db::tenant::in_org;
 use crate::error::ApiResult;

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use wm_types::enums::ConversationStatus;
 use wm_types::reports::*;
 
-use super::{counts_by, ctx, day_groups};
+use super::query::{counts_by, ctx, day_groups};
 use crate::db::entities::{contact, conversation, note, user};
 use crate::db::tenant::in_org;
 use crate::error::ApiResult;

@@ -7,7 +7,7 @@ use wm_types::Money;
 use wm_types::campaigns::LedgerKind;
 use wm_types::reports::*;
 
-use super::{count_between, ctx, day_groups};
+use super::query::{count_between, ctx, day_groups};
 use crate::db::entities::{campaign, ledger_entry, recipient};
 use crate::db::tenant::in_org;
 use crate::error::ApiResult;

@@ -116,12 +116,12 @@ pub async fn reserve(
     c: &campaign::Model,
     p: &Priced,
     now: i64,
-) -> Result<super::Charge, DbErr> {
+) -> Result<Charge, DbErr> {
     let what = format!("Campaign \"{}\": {} messages", c.name, p.priced);
     if !wallet::charge(conn, c.organization_id, p.total, Some(c.id), &what, now).await? {
         crate::observe::metrics::campaign_batch(false);
         tracing::info!(campaign_id = %c.id, cost_micros = p.total.0, "campaign batch refused: balance too low");
-        return Ok(super::Charge::Insufficient);
+        return Ok(Charge::Insufficient);
     }
     use_allowance(conn, c.organization_id, now, p.covered).await?;
     campaign::Entity::update_many()
@@ -144,7 +144,7 @@ pub async fn reserve(
         cost_micros = p.total.0,
         "large campaign batch charged; queued step by step"
     );
-    Ok(super::Charge::Queued {
+    Ok(Charge::Queued {
         queued: usize::try_from(p.priced).unwrap_or(usize::MAX),
         failed: usize::try_from(p.unpriceable + p.ineligible).unwrap_or(usize::MAX),
     })

@@ -70,7 +70,7 @@ impl AutomationWorker {
             let _ = self.run_once().await;
             tokio::select! {
                 _ = cancel.cancelled() => return,
-                _ = tokio::time::sleep(super::POLL) => {}
+                _ = tokio::time::sleep(super::poll::POLL) => {}
             }
         }
     }

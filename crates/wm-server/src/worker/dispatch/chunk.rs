@@ -17,13 +17,20 @@ use wm_core::provider::{OutboundContent, OutboundMessage};
 use wm_core::templates::{self, VarSource};
 use wm_types::campaigns::CampaignStatus;
 
-use super::{CHUNK, CHUNK_SECS, SEND_CONCURRENCY};
 use crate::db::Unique;
 use crate::db::entities::{campaign, contact, phone_number, recipient, template};
 use crate::services::outbound::recipients::{self, Attempt};
 use crate::services::outbound::send::{Settled, send as call};
 use crate::services::outbound::sender::Sender;
 use crate::state::AppState;
+
+/// Most messages taken per chunk before the campaign's status is looked at again.
+pub(super) const CHUNK: u64 = 200;
+/// A chunk takes at most this many seconds at the number's pace, well inside the lease.
+pub(super) const CHUNK_SECS: u64 = 5;
+/// Platform calls in flight at once for one campaign: also the most calls a campaign makes
+/// after the platform's first answer that stops it (they were already under way).
+pub const SEND_CONCURRENCY: usize = 16;
 
 /// What a campaign's chunks are sent with, read once per lease.
 pub(super) struct Context {

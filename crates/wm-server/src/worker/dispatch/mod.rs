@@ -31,6 +31,8 @@ use crate::state::AppState;
 
 mod chunk;
 
+pub use chunk::SEND_CONCURRENCY;
+
 /// What the calls of one pass came to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Sends {
@@ -61,18 +63,11 @@ impl Sends {
 pub const LEASE_MS: i64 = 10_000;
 /// How often a sending campaign's lease is renewed.
 const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(3);
-/// Most messages taken per chunk before the campaign's status is looked at again.
-const CHUNK: u64 = 200;
-/// A chunk takes at most this many seconds at the number's pace, well inside the lease.
-const CHUNK_SECS: u64 = 5;
 /// Campaigns sent side by side in one pass.
 const CAMPAIGNS_AT_ONCE: usize = 4;
 /// How long one pass sends one campaign before letting it go, so a campaign started while
 /// others send for minutes is leased within this time (the next pass takes it with them).
 const SLICE: std::time::Duration = std::time::Duration::from_secs(15);
-/// Platform calls in flight at once for one campaign: also the most calls a campaign makes
-/// after the platform's first answer that stops it (they were already under way).
-pub const SEND_CONCURRENCY: usize = 16;
 
 /// Calls the platform for every ready message of every sending campaign (each campaign
 /// once per pass), up to `CAMPAIGNS_AT_ONCE` campaigns side by side (their numbers have

@@ -111,7 +111,7 @@ impl WebhookWorker {
         })
     }
 
-    /// Runs until cancelled: a pass every [`super::POLL`], the retention purge hourly.
+    /// Runs until cancelled: a pass every [`super::poll::POLL`], the retention purge hourly.
     pub async fn run(self, cancel: CancellationToken) {
         self.state
             .health
@@ -133,7 +133,7 @@ impl WebhookWorker {
             }
             tokio::select! {
                 _ = cancel.cancelled() => return,
-                _ = tokio::time::sleep(super::POLL) => {}
+                _ = tokio::time::sleep(super::poll::POLL) => {}
             }
         }
     }

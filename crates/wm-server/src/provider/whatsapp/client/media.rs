@@ -10,7 +10,7 @@ use serde::Deserialize;
 use wm_core::platform::{FetchError, Fetched, MediaSource};
 use wm_core::provider::PlatformAccount;
 
-use super::{GraphError, WhatsAppProvider, describe};
+use super::graph::{GraphError, WhatsAppProvider, describe};
 
 /// A download may be a 100 MB document: longer than a send.
 const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);

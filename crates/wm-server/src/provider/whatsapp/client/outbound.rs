@@ -11,7 +11,8 @@ use wm_core::provider::{
 };
 use wm_types::messages::MessageType;
 
-use super::{GraphError, WhatsAppProvider, transport_error, whatsapp};
+use super::graph::{GraphError, WhatsAppProvider, transport_error};
+use wm_core::whatsapp;
 
 /// The documented send body of a message: to a phone in `to` (its digits), to a person
 /// known only by their business-scoped user id in `recipient` (`to` left out: when both
