@@ -13,7 +13,7 @@ use wm_core::whatsapp;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a whole request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
-/// The WhatsApp Business Cloud API as a [`MessagingProvider`], plus template listing.
+/// The WhatsApp Business Cloud API as a [`MessagingProvider`](wm_core::provider::MessagingProvider), plus template listing.
 #[derive(Debug, Clone)]
 pub struct WhatsAppProvider {
     pub(super) http: reqwest::Client,
