@@ -18,6 +18,13 @@
 //!   download URL `GET /whatsapp_business/attachments/?mid&ext&hash` — media (see [`media`]).
 //! * `/_fake/...` — a JSON control API mirroring the Rust [`FakeGraph`] API
 //!   (see [`control`]).
+//! * Messenger Platform and Instagram messaging through a Facebook Page (see
+//!   [`messenger`]): `POST /{version}/{page_id|me}/messages` (Send API),
+//!   `POST /{version}/{page_id|me}/message_attachments`, `GET /{version}/{psid|igsid}`
+//!   (User Profile API), signed `object: "page"` / `"instagram"` webhooks
+//!   ([`FakeGraph::messenger_write`]) and `/_fake/messenger/...`. These share
+//!   `/{id}/messages` and `GET /{id}` with the WhatsApp endpoints only for registered
+//!   Pages, their people and Page tokens ([`FakeGraph::register_page`]).
 //!
 //! # Documented shapes followed (and where they were read)
 //!
@@ -167,6 +174,7 @@ pub mod freeform;
 mod inbound;
 pub mod media;
 mod media_http;
+pub mod messenger;
 pub mod model;
 mod read;
 mod records;
@@ -182,6 +190,10 @@ pub mod window;
 pub use control::Setup;
 pub use errors::{CodeInfo, Delivery, GraphError, code_info};
 pub use media::{MediaInfo, MediaOrigin, MediaSpec, MediaStats};
+pub use messenger::{
+    MessengerAttachment, MessengerPosted, MessengerSend, MessengerSenderAction, PageSpec,
+    PersonSpec, Platform, RawSignature, ReactionAction, Write, WriteKind,
+};
 pub use model::*;
 pub use state::FakeGraph;
 pub use users::{country_of, generated_user_id, is_user_id};

@@ -193,14 +193,17 @@ pub(crate) async fn unknown_path(uri: Uri) -> Response {
 pub fn router(fake: FakeGraph) -> Router {
     use crate::media_http;
     Router::new()
-        .route("/{version}/{id}/messages", post(crate::send::send_message))
+        .route(
+            "/{version}/{id}/messages",
+            crate::messenger::routes::messages_route(),
+        )
         .route(
             "/{version}/{id}/message_templates",
             get(crate::templates::list_templates),
         )
         .route(
             "/{version}/{id}",
-            get(media_http::retrieve).delete(media_http::delete),
+            get(crate::messenger::routes::node).delete(media_http::delete),
         )
         .route(
             "/{version}/{id}/media",
@@ -208,6 +211,7 @@ pub fn router(fake: FakeGraph) -> Router {
         )
         .route("/whatsapp_business/attachments/", get(media_http::download))
         .merge(crate::control::routes())
+        .merge(crate::messenger::routes::routes())
         .fallback(unknown_path)
         .with_state(fake)
 }

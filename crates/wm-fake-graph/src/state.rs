@@ -107,6 +107,8 @@ pub(crate) struct Shared {
     pub batcher: OnceLock<tokio::sync::mpsc::UnboundedSender<crate::webhooks::BatchItem>>,
     /// Held media, download URLs and media knobs (their own lock; see [`crate::media`]).
     pub media: Mutex<crate::media::MediaStore>,
+    /// Messenger / Instagram state (its own lock; see [`crate::messenger`]).
+    pub messenger: Mutex<crate::messenger::Store>,
 }
 
 impl Shared {
@@ -134,6 +136,7 @@ impl Shared {
             webhook_log_cap: log_cap,
             batcher: OnceLock::new(),
             media: Mutex::new(crate::media::MediaStore::default()),
+            messenger: Mutex::new(crate::messenger::Store::default()),
         }
     }
 
