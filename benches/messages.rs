@@ -180,6 +180,7 @@ async fn long_thread(o: &Org, n: usize) -> anyhow::Result<(Uuid, Vec<Uuid>)> {
                     retries: 0,
                     created_at: at,
                     updated_at: at,
+                    seq: None,
                 })
             })
             .collect();

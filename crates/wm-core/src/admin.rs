@@ -5,6 +5,8 @@ use wm_types::admin::{
     UpdateDeal,
 };
 
+use wm_types::channels::{ConnectInstagram, ConnectPage, CreateWebchat, UpdateChannel};
+
 use crate::validate::validated;
 
 validated!(
@@ -15,4 +17,8 @@ validated!(
     CreateChannel,
     CreateDeal,
     UpdateDeal,
+    ConnectPage,
+    ConnectInstagram,
+    CreateWebchat,
+    UpdateChannel,
 );

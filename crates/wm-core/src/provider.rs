@@ -49,6 +49,9 @@ pub struct OutboundMessage {
     pub reply_to: Option<String>,
     /// The text the recipient reads (a rendered template, the text, a caption).
     pub body: String,
+    /// A person's reply sent after the free window closed, marked as such where the
+    /// platform allows it (Messenger's and Instagram's `HUMAN_AGENT` tag).
+    pub human_agent: bool,
 }
 
 /// What a message sends.

@@ -104,6 +104,20 @@ pub struct ServeArgs {
     /// The token Meta echoes in the webhook verification handshake.
     #[arg(long, env = "WM_WHATSAPP_VERIFY_TOKEN", hide_env_values = true)]
     pub whatsapp_verify_token: Option<String>,
+    /// Messenger's and Instagram's Graph API base URL (default: WhatsApp's).
+    #[arg(long, env = "WM_MESSENGER_GRAPH_URL")]
+    pub messenger_graph_url: Option<String>,
+    /// Messenger's and Instagram's Graph API version (default: WhatsApp's).
+    #[arg(long, env = "WM_MESSENGER_API_VERSION")]
+    pub messenger_api_version: Option<String>,
+    /// The app secret signing Messenger's and Instagram's webhooks (default: WhatsApp's,
+    /// the same Meta app).
+    #[arg(long, env = "WM_MESSENGER_APP_SECRET", hide_env_values = true)]
+    pub messenger_app_secret: Option<String>,
+    /// The verify token of Messenger's and Instagram's webhook handshake (default:
+    /// WhatsApp's).
+    #[arg(long, env = "WM_MESSENGER_VERIFY_TOKEN", hide_env_values = true)]
+    pub messenger_verify_token: Option<String>,
     /// How long an attempt whose outcome is unknown waits for a status before it fails as
     /// "outcome unknown" and is refunded.
     #[arg(long, env = "WM_WHATSAPP_RECONCILE_AFTER", default_value = "15m", value_parser = parse_duration)]

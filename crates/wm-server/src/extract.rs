@@ -363,6 +363,7 @@ path_ids! {
     ApiKeyId("id") => "API key";
     DealId("id") => "Deal";
     PhoneNumberId("id") => "Phone number";
+    ChannelId("channelId") => "Channel";
 }
 
 /// What an upload route's form holds: its 415 message and its documented parts.

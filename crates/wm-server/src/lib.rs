@@ -196,6 +196,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 app_secret: args.whatsapp_app_secret.clone(),
                 verify_token: args.whatsapp_verify_token.clone(),
             },
+            messenger: provider::messenger::Settings {
+                graph_url: args.messenger_graph_url.clone().unwrap_or_default(),
+                api_version: args.messenger_api_version.clone().unwrap_or_default(),
+                app_secret: args.messenger_app_secret.clone(),
+                verify_token: args.messenger_verify_token.clone(),
+            },
         },
         media: media::MediaSettings {
             dir: args.media_dir.clone(),

@@ -143,6 +143,34 @@ pub struct Channel {
     pub active: bool,
     /// Creation time.
     pub created_at: Timestamp,
+    /// How the business calls it (connected accounts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The provider it goes through (`messenger`, `instagram`, `webchat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The platform's id of the account (a Page id, an Instagram account id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
+    /// The Page an Instagram account sends through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_id: Option<String>,
+    /// `ACTIVE`, or `TOKEN_INVALID` when the platform refused its token.
+    pub status: String,
+    /// Why it is not ACTIVE, in the platform's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_reason: Option<String>,
+    /// Whether a human agent's late reply is tagged `HUMAN_AGENT`.
+    pub human_agent: bool,
+    /// A website chat's public token (its script is `/widget/{websiteToken}.js`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub website_token: Option<String>,
+    /// A website chat's settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webchat: Option<crate::channels::WebchatSettings>,
+    /// A new website chat's identity-verification secret: shown this once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity_secret: Option<String>,
 }
 
 /// `POST /admin/organizations/{orgId}/deals`.

@@ -11,7 +11,8 @@
 //! - [`catalog`]: templates, sender numbers, the wallet, and the bodies that feed them.
 //! - [`automations`], [`conversations`], [`reports`]: the read-mostly resources.
 //! - [`lookups`]: lifecycle stages and users.
-//! - [`admin`]: the operator API (organisations, users, keys, stages, channels, deals).
+//! - [`admin`]: the operator API (organisations, users, keys, stages, channels, deals);
+//!   [`channels`]: connecting Pages, Instagram accounts and website chats.
 //! - [`events`]: webhook event envelopes and payloads.
 //! - [`webhooks`]: webhooks and their delivery log.
 //!
@@ -31,6 +32,7 @@ pub mod admin;
 pub mod automations;
 pub mod campaigns;
 pub mod catalog;
+pub mod channels;
 pub mod common;
 pub mod contacts;
 pub mod conversations;

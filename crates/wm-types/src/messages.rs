@@ -36,6 +36,7 @@ wire_enum!(
         Reaction = "REACTION",
         Order = "ORDER",
         Template = "TEMPLATE",
+        Story = "STORY",
         Unsupported = "UNSUPPORTED",
     }
 );
@@ -153,6 +154,20 @@ pub struct MessageReaction {
     pub emoji: Option<String>,
 }
 
+/// A story of the person's a message answers, or that mentions the business (Instagram).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageStory {
+    /// `REPLY` (the message answers the story) or `MENTION` (a STORY message: the story
+    /// mentions the business).
+    pub kind: String,
+    /// The story's link while the platform keeps it (stories last 24 hours; wm keeps no
+    /// copy of their media, as Meta requires).
+    pub url: Option<String>,
+    /// The platform's id of the story.
+    pub id: Option<String>,
+}
+
 /// Who sent an outbound message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -203,6 +218,9 @@ pub struct Message {
     /// The order as the platform sent it (ORDER).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<serde_json::Value>,
+    /// The story it answers, or the story of a STORY mention (Instagram).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub story: Option<MessageStory>,
     /// The message it quotes, when wm has it.
     pub reply_to_message_id: Option<Uuid>,
     /// Where it stands.

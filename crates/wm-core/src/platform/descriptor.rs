@@ -37,6 +37,18 @@ impl Window {
         }
     }
 
+    /// Whether a reply marked as a person's (Messenger's `HUMAN_AGENT` tag) may still be
+    /// sent at `now`, once the free window has closed.
+    pub fn tagged_open(&self, last_inbound: Option<i64>, now: i64) -> bool {
+        match self {
+            Window::Always => true,
+            Window::After { tagged_ms, .. } => match (tagged_ms, last_inbound) {
+                (Some(t), Some(at)) => now < at + t,
+                _ => false,
+            },
+        }
+    }
+
     /// Whether a free-form message may be sent at `now`.
     pub fn open(&self, last_inbound: Option<i64>, now: i64) -> bool {
         match self {
@@ -76,13 +88,39 @@ pub struct Descriptor {
     pub inbound_media_ms: i64,
     /// How long a file uploaded to the platform can be sent before it is uploaded again.
     pub upload_ms: i64,
-    /// The longest text of one message, in characters.
+    /// The longest text of one message, in characters (in bytes when [`Self::text_in_bytes`]).
     pub max_text: usize,
+    /// Whether the platform counts [`Self::max_text`] in UTF-8 bytes (Instagram).
+    pub text_in_bytes: bool,
+    /// Whether a file is sent with a caption (Messenger and Instagram send none).
+    pub captions: bool,
+    /// The calls per second an account may make (Messenger and Instagram: 300 for text;
+    /// `None`: the server's pace).
+    pub mps: Option<u32>,
     /// The source of a contact made by a person's first message.
     pub new_contact_source: ContactSource,
 }
 
 impl Descriptor {
+    /// Whether `text` fits one message.
+    pub fn text_fits(&self, text: &str) -> bool {
+        if self.text_in_bytes {
+            text.len() <= self.max_text
+        } else {
+            text.chars().count() <= self.max_text
+        }
+    }
+
+    /// The text limit in words: "4096 characters", "1000 bytes".
+    pub fn text_limit(&self) -> String {
+        let unit = if self.text_in_bytes {
+            "bytes"
+        } else {
+            "characters"
+        };
+        format!("{} {unit}", self.max_text)
+    }
+
     /// The kind a file of `mime` is sent as and its largest size; `None`: the channel does
     /// not take it.
     pub fn media_limit(&self, mime: &str) -> Option<(MessageType, u64)> {
@@ -120,11 +158,125 @@ pub const WHATSAPP: Descriptor = Descriptor {
     inbound_media_ms: 7 * DAY_MS,
     upload_ms: 29 * DAY_MS,
     max_text: 4096,
+    text_in_bytes: false,
+    captions: true,
+    mps: None,
     new_contact_source: ContactSource::MessagingAppAInbound,
 };
 
+const MB: u64 = 1024 * 1024;
+
+/// What Meta's Send API takes on Messenger and Instagram (through a Page): images (8 MB
+/// uploaded), video, audio and files (25 MB). Meta's saving-assets and attachment-upload
+/// pages; Instagram takes a narrower set, listed in [`INSTAGRAM_MEDIA`].
+pub const MESSENGER_MEDIA: &[MediaRule] = {
+    use MessageType as T;
+    &[
+        ("image/jpeg", T::Image, 8 * MB),
+        ("image/png", T::Image, 8 * MB),
+        ("image/gif", T::Image, 8 * MB),
+        ("video/mp4", T::Video, 25 * MB),
+        ("audio/mpeg", T::Audio, 25 * MB),
+        ("audio/mp4", T::Audio, 25 * MB),
+        ("audio/aac", T::Audio, 25 * MB),
+        ("audio/wav", T::Audio, 25 * MB),
+        ("application/pdf", T::Document, 25 * MB),
+        ("text/plain", T::Document, 25 * MB),
+        ("application/msword", T::Document, 25 * MB),
+        (
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            T::Document,
+            25 * MB,
+        ),
+    ]
+};
+
+/// What Instagram messaging takes: png and jpeg images (8 MB); mp4, ogg, avi, mov and webm
+/// video, aac, m4a, wav and mp4 audio, and pdf files (25 MB).
+pub const INSTAGRAM_MEDIA: &[MediaRule] = {
+    use MessageType as T;
+    &[
+        ("image/jpeg", T::Image, 8 * MB),
+        ("image/png", T::Image, 8 * MB),
+        ("video/mp4", T::Video, 25 * MB),
+        ("video/webm", T::Video, 25 * MB),
+        ("video/quicktime", T::Video, 25 * MB),
+        ("audio/aac", T::Audio, 25 * MB),
+        ("audio/mp4", T::Audio, 25 * MB),
+        ("audio/wav", T::Audio, 25 * MB),
+        ("application/pdf", T::Document, 25 * MB),
+    ]
+};
+
+/// What a website chat takes from an agent or a visitor: images and common documents up to
+/// 10 MB, kept in wm's own media store.
+pub const WEBCHAT_MEDIA: &[MediaRule] = {
+    use MessageType as T;
+    &[
+        ("image/jpeg", T::Image, 10 * MB),
+        ("image/png", T::Image, 10 * MB),
+        ("image/gif", T::Image, 10 * MB),
+        ("image/webp", T::Image, 10 * MB),
+        ("application/pdf", T::Document, 10 * MB),
+    ]
+};
+
+/// Messenger (SOCIAL_MSG_A), a Facebook Page's inbox: 24 hours after the person's last
+/// message, and 7 days for a human agent's reply tagged `HUMAN_AGENT` where the Page is
+/// approved for it; people known by their Page-scoped id; texts under 2,000 characters;
+/// attachment ids kept 90 days.
+pub const MESSENGER: Descriptor = Descriptor {
+    provider: "messenger",
+    channel_type: ChannelType::SocialMsgA,
+    window: Window::After {
+        free_ms: DAY_MS,
+        tagged_ms: Some(7 * DAY_MS),
+    },
+    identity: Identity::Scoped,
+    templates: false,
+    media: MESSENGER_MEDIA,
+    inbound_media_ms: DAY_MS,
+    upload_ms: 89 * DAY_MS,
+    max_text: 1999,
+    text_in_bytes: false,
+    captions: false,
+    mps: Some(300),
+    new_contact_source: ContactSource::Other,
+};
+
+/// Instagram Direct (SOCIAL_APP_A) through the Facebook Page it is linked to: Messenger's
+/// window and tag, people known by their Instagram-scoped id (and shown by username), texts
+/// of at most 1,000 bytes (the limit counted here in characters is the byte limit: a
+/// longer text in bytes is refused where the reply is checked).
+pub const INSTAGRAM: Descriptor = Descriptor {
+    provider: "instagram",
+    channel_type: ChannelType::SocialAppA,
+    media: INSTAGRAM_MEDIA,
+    max_text: 1000,
+    text_in_bytes: true,
+    ..MESSENGER
+};
+
+/// A website chat (WEBCHAT), wm's own widget: no window (a business answers whenever it
+/// likes), visitors known by wm's own id, files kept by wm.
+pub const WEBCHAT: Descriptor = Descriptor {
+    provider: "webchat",
+    channel_type: ChannelType::Webchat,
+    window: Window::Always,
+    identity: Identity::Scoped,
+    templates: false,
+    media: WEBCHAT_MEDIA,
+    inbound_media_ms: 365 * DAY_MS,
+    upload_ms: 365 * DAY_MS,
+    max_text: 4096,
+    text_in_bytes: false,
+    captions: true,
+    mps: None,
+    new_contact_source: ContactSource::WebsiteForm,
+};
+
 /// The descriptors of the channels wm speaks, one per channel type.
-pub const CHANNELS: &[&Descriptor] = &[&WHATSAPP];
+pub const CHANNELS: &[&Descriptor] = &[&WHATSAPP, &MESSENGER, &INSTAGRAM, &WEBCHAT];
 
 /// The descriptor of the channel `kind`, for what is read before any provider is asked (the
 /// console's reply box, limits shown to people); `None`: wm does not speak it.

@@ -101,6 +101,25 @@ pub enum PlatformEvent {
         /// The rating the event implies.
         rating: Option<&'static str>,
     },
+    /// The business sent a message from somewhere other than wm (Meta's own inbox, another
+    /// app on the Page), or wm's own send came back (an echo): shown in the thread as the
+    /// business's, never as the person's.
+    Echo(Box<EchoMessage>),
+    /// The person's app got (`Delivered`) or showed (`Read`) every message sent before a
+    /// moment, or up to a message (Instagram's seen names one).
+    Watermark {
+        /// The business account.
+        account: String,
+        /// Who.
+        person: Person,
+        /// DELIVERED or READ.
+        status: wm_types::enums::RecipientStatus,
+        /// Every message sent at or before this instant (ms since epoch).
+        upto_ms: Option<i64>,
+        /// Messages named one by one (Messenger's `delivery.mids`, Instagram's `read.mid`:
+        /// that one and every earlier one).
+        message_ids: Vec<String>,
+    },
     /// A part of the webhook wm cannot apply (a message without a sender, a status or field
     /// it does not know): never dropped in silence, it is logged, counted and kept for an
     /// operator to see.
@@ -145,8 +164,10 @@ impl PlatformEvent {
             PlatformEvent::Status { account, .. }
             | PlatformEvent::NumberChanged { account, .. }
             | PlatformEvent::UserIdChanged { account, .. }
-            | PlatformEvent::Preference { account, .. } => Some(account),
+            | PlatformEvent::Preference { account, .. }
+            | PlatformEvent::Watermark { account, .. } => Some(account),
             PlatformEvent::Inbound(m) => Some(&m.account),
+            PlatformEvent::Echo(m) => Some(&m.account),
             PlatformEvent::Unapplied(u) => u.account.as_deref(),
             PlatformEvent::TemplateStatus { .. } | PlatformEvent::Quality { .. } => None,
         }
@@ -201,6 +222,36 @@ pub struct InboundMessage {
     pub context_id: Option<String>,
 }
 
+/// A message the business sent outside wm, as the platform echoed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EchoMessage {
+    /// The business account that sent it.
+    pub account: String,
+    /// The platform's id of the message.
+    pub message_id: String,
+    /// Who it was sent to.
+    pub to: Person,
+    /// When (ms since epoch).
+    pub at_ms: Option<i64>,
+    /// What it held.
+    pub content: Content,
+    /// The app that sent it, when the platform says (Meta's own inbox is 263902037430900).
+    pub app_id: Option<String>,
+}
+
+/// A story of the person a message answers or mentions (Instagram).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Story {
+    /// `REPLY` (the message answers their story) or `MENTION` (their story mentions the
+    /// business).
+    pub kind: &'static str,
+    /// The story's link, while the platform keeps it (never its media: Meta forbids
+    /// storing it).
+    pub url: Option<String>,
+    /// The platform's id of the story.
+    pub id: Option<String>,
+}
+
 /// What a message holds, as the platform gave it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Content {
@@ -224,6 +275,8 @@ pub struct Content {
     pub reaction: Option<(String, Option<String>)>,
     /// An order, as the platform sent it.
     pub order: Option<serde_json::Value>,
+    /// The story it answers or that mentions the business.
+    pub story: Option<Story>,
 }
 
 impl Content {
@@ -239,6 +292,7 @@ impl Content {
             contacts: None,
             reaction: None,
             order: None,
+            story: None,
         }
     }
 }
@@ -320,6 +374,27 @@ pub trait MediaSource: Send + Sync + 'static {
         account: &crate::provider::PlatformAccount,
         max_bytes: u64,
     ) -> Result<Fetched, FetchError>;
+}
+
+/// What the platform says of a person, once they wrote (Meta refuses before).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Profile {
+    /// Their name as they show it.
+    pub name: Option<String>,
+    /// Their username (Instagram).
+    pub username: Option<String>,
+}
+
+/// Where a person's profile is read (Meta's User Profile API), with the account they
+/// wrote to.
+#[async_trait::async_trait]
+pub trait ProfileSource: Send + Sync + 'static {
+    /// The profile of the person the platform knows as `scoped_id`.
+    async fn profile(
+        &self,
+        scoped_id: &str,
+        account: &crate::provider::PlatformAccount,
+    ) -> Result<Profile, FetchError>;
 }
 
 /// A message template as the platform lists it.

@@ -17,6 +17,8 @@ pub(super) fn kind(format: &str, max_length: Option<usize>) -> Option<Kind> {
         "iso4217" => Kind::Custom(currency),
         "timezone" => Kind::Custom(timezone),
         "uuid-or-none" => Kind::Custom(uuid_or_none),
+        "digits" => Kind::Custom(digits),
+        "hex-color" => Kind::Custom(hex_color),
         "import-mapping" => Kind::Custom(import_mapping),
         _ => return None,
     })
@@ -33,6 +35,26 @@ fn timezone(v: &Value) -> Option<String> {
     match v.as_str() {
         Some(s) if crate::time::is_timezone(s) => None,
         _ => Some("must be an IANA time zone such as UTC or America/Mexico_City".to_owned()),
+    }
+}
+
+fn digits(v: &Value) -> Option<String> {
+    match v.as_str() {
+        Some(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => None,
+        _ => Some("must be a numeric id".to_owned()),
+    }
+}
+
+fn hex_color(v: &Value) -> Option<String> {
+    match v.as_str() {
+        Some(s)
+            if s.len() == 7
+                && s.starts_with('#')
+                && s[1..].bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            None
+        }
+        _ => Some("must be a colour such as #0a7cff".to_owned()),
     }
 }
 

@@ -90,6 +90,9 @@ fn row(
         contact_consent: mirror.consent,
         username: None,
         parent_id: None,
+        profile_due_at: None,
+        profile_checked_at: None,
+        profile_attempts: 0,
     }
 }
 
@@ -288,6 +291,38 @@ pub async fn refresh_mirror(
             Expr::val(super::contacts::identities_json(&list)),
         )
         .filter(contact::Column::Id.eq(contact))
+        .exec(conn)
+        .await?;
+    Ok(())
+}
+
+/// How long a profile read stays fresh: a person who writes after it is read again (an
+/// Instagram username changes).
+pub const PROFILE_FRESH_MS: i64 = 7 * 24 * 3_600_000;
+
+/// Marks the identity `(kind, external_id)` of `org` due for a profile read, unless one is
+/// due already or was read within [`PROFILE_FRESH_MS`].
+pub async fn profile_due(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    kind: ChannelType,
+    external_id: &str,
+    now: i64,
+) -> Result<(), DbErr> {
+    use sea_orm::Condition;
+    use sea_orm::sea_query::Expr;
+    identity::Entity::update_many()
+        .col_expr(identity::Column::ProfileDueAt, Expr::val(now))
+        .col_expr(identity::Column::ProfileAttempts, Expr::val(0))
+        .filter(identity::Column::OrganizationId.eq(org))
+        .filter(identity::Column::ChannelType.eq(kind))
+        .filter(identity::Column::ExternalId.eq(external_id))
+        .filter(identity::Column::ProfileDueAt.is_null())
+        .filter(
+            Condition::any()
+                .add(identity::Column::ProfileCheckedAt.is_null())
+                .add(identity::Column::ProfileCheckedAt.lt(now - PROFILE_FRESH_MS)),
+        )
         .exec(conn)
         .await?;
     Ok(())

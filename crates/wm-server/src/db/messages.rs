@@ -15,7 +15,7 @@ use wm_types::messages::{
     MessageType, SenderKind,
 };
 
-use crate::db::entities::{media, message};
+use crate::db::entities::{conversation, media, message};
 
 /// The parts of a message beyond its text, kept as JSON in `messages.content`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -36,6 +36,9 @@ pub struct Stored {
     /// Reaction: the message reacted to (when wm has it) and the emoji.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reaction: Option<StoredReaction>,
+    /// The story it answers or that mentions the business.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub story: Option<wm_types::messages::MessageStory>,
     /// Order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<serde_json::Value>,
@@ -122,6 +125,10 @@ pub async fn insert_with_id(
     } else {
         Some(serde_json::to_string(&m.stored).map_err(|e| DbErr::Custom(e.to_string()))?)
     };
+    let seq = match m.conversation_id {
+        Some(c) => Some(next_seq(conn, c).await?),
+        None => None,
+    };
     let row = message::Model {
         id,
         organization_id: m.organization_id,
@@ -146,11 +153,33 @@ pub async fn insert_with_id(
         retries: 0,
         created_at: m.created_at,
         updated_at: m.created_at,
+        seq,
     };
     message::Entity::insert(message::ActiveModel::from(row.clone()))
         .exec_without_returning(conn)
         .await?;
     Ok(row)
+}
+
+/// The next sequence number of conversation `c`'s messages. The update holds the
+/// conversation's row until the caller's transaction ends, so numbers are taken in the
+/// order their messages commit (a stream that read number `n` has missed none below it).
+async fn next_seq(conn: &impl ConnectionTrait, c: Uuid) -> Result<i64, DbErr> {
+    use sea_orm::sea_query::{Expr, ExprTrait, Query};
+    let stmt = Query::update()
+        .table(conversation::Entity)
+        .value(
+            conversation::Column::LastSeq,
+            Expr::col(conversation::Column::LastSeq).add(1),
+        )
+        .and_where(conversation::Column::Id.eq(c))
+        .returning_col(conversation::Column::LastSeq)
+        .to_owned();
+    let row = conn
+        .query_one(&stmt)
+        .await?
+        .ok_or_else(|| DbErr::RecordNotFound(format!("conversation {c}")))?;
+    row.try_get_by_index::<i64>(0)
 }
 
 /// Gives the contact's messages that wait for a conversation (campaign messages sent while

@@ -5,6 +5,7 @@
 
 pub mod automations;
 pub mod campaigns;
+pub mod channels;
 pub mod checkpoint;
 pub mod contacts;
 pub mod conversations;

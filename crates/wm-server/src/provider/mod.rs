@@ -7,6 +7,8 @@
 //! ([`registry::Provider`]). Everything above this module is channel-neutral: it asks the
 //! registry for a channel's provider and reads its descriptor.
 
+pub mod messenger;
+pub mod meta_hub;
 pub mod pace;
 pub mod registry;
 pub mod simulated;
@@ -29,6 +31,32 @@ pub struct Settings {
     pub messaging: String,
     /// WhatsApp's Cloud API (`WM_WHATSAPP_*`).
     pub whatsapp: whatsapp::Settings,
+    /// Messenger and Instagram (`WM_MESSENGER_*`): unset values are WhatsApp's (one Meta
+    /// app).
+    pub messenger: messenger::Settings,
+}
+
+impl Settings {
+    /// Messenger's settings with WhatsApp's filling what is not set.
+    fn messenger(&self) -> messenger::Settings {
+        let m = &self.messenger;
+        let or = |a: &str, b: &str| {
+            if a.is_empty() {
+                b.to_owned()
+            } else {
+                a.to_owned()
+            }
+        };
+        messenger::Settings {
+            graph_url: or(&m.graph_url, &self.whatsapp.graph_url),
+            api_version: or(&m.api_version, &self.whatsapp.api_version),
+            app_secret: m.app_secret.clone().or(self.whatsapp.app_secret.clone()),
+            verify_token: m
+                .verify_token
+                .clone()
+                .or(self.whatsapp.verify_token.clone()),
+        }
+    }
 }
 
 impl Default for Settings {
@@ -36,6 +64,7 @@ impl Default for Settings {
         Settings {
             messaging: "simulated".into(),
             whatsapp: whatsapp::Settings::default(),
+            messenger: messenger::Settings::default(),
         }
     }
 }
@@ -52,6 +81,14 @@ pub fn registry(settings: &Settings, db: &Db, clock: Arc<dyn Clock>) -> Result<R
         }
         Err(e) if settings.messaging == "whatsapp" => return Err(format!("WhatsApp: {e}")),
         Err(e) => tracing::warn!(error = %e, "the WhatsApp client could not be built"),
+    }
+    match messenger::providers(&settings.messenger()) {
+        Ok(ps) => {
+            for p in ps {
+                r.register(p);
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "the Messenger client could not be built"),
     }
     r.set_default(&settings.messaging);
     Ok(r)

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use wm_core::platform::{Descriptor, MediaSource, PlatformIntake, TemplateCatalog};
+use wm_core::platform::{Descriptor, MediaSource, PlatformIntake, ProfileSource, TemplateCatalog};
 use wm_core::provider::{MessagingProvider, PlatformAccount};
 use wm_types::enums::ChannelType;
 
@@ -54,6 +54,8 @@ pub struct Provider {
     pub media: Option<Arc<dyn MediaSource>>,
     /// Where its templates are listed, when it has templates.
     pub catalog: Option<Arc<dyn TemplateCatalog>>,
+    /// Where people's profiles are read, when the platform shares them after they write.
+    pub profiles: Option<Arc<dyn ProfileSource>>,
     /// How it makes an account from what one holds.
     pub account: AccountOf,
 }
@@ -67,6 +69,7 @@ impl Provider {
             intake: None,
             media: None,
             catalog: None,
+            profiles: None,
             account: no_account,
         }
     }

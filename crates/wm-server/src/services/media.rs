@@ -14,7 +14,7 @@ use wm_core::platform::FetchError;
 use wm_core::provider::PlatformAccount;
 
 use crate::db::Unique;
-use crate::db::entities::{media, phone_number};
+use crate::db::entities::media;
 use crate::db::messages::{MEDIA_FAILED, MEDIA_PENDING, MEDIA_STORED, MEDIA_UPLOAD};
 use crate::db::tenant::find_in_org;
 use crate::error::{ApiError, ApiResult};
@@ -162,22 +162,21 @@ async fn settle_failure(
     Ok(give_up)
 }
 
-/// The business number's platform account, its token decrypted for the call.
+/// The platform account the file came through (a number's, a Page's), its token
+/// decrypted for the call.
 async fn account(state: &AppState, m: &media::Model) -> Result<PlatformAccount, FetchError> {
     let later = |why: String| FetchError::RetryLater(why);
-    let number_id = m
+    let row = m
         .phone_number_id
-        .ok_or_else(|| FetchError::Gone("the media came through no known number".into()))?;
-    let number = phone_number::Entity::find_by_id(number_id)
-        .unique(&state.db.conn)
+        .ok_or_else(|| FetchError::Gone("the media came through no known account".into()))?;
+    // The same account its sends use (its token decrypted, a failure logged).
+    crate::services::outbound::sender::of_row(state, row)
         .await
         .map_err(|e| later(e.to_string()))?
-        .ok_or_else(|| FetchError::Gone("the business number was deleted".into()))?;
-    // The same account the number's sends use (its token decrypted, a failure logged).
-    crate::services::outbound::sender::Sender::of_number(state, &number)
-        .and_then(|s| s.account)
+        .ok_or_else(|| FetchError::Gone("the account it came through was deleted".into()))?
+        .account
         .ok_or_else(|| {
-            later("the number has no platform account, or its token cannot be read".into())
+            later("the account has no platform credentials, or its token cannot be read".into())
         })
 }
 

@@ -29,8 +29,11 @@ pub struct Platform<'a> {
     pub provider: &'static str,
     /// Its id of the message.
     pub message_id: &'a str,
-    /// The business number written to.
-    pub number: Uuid,
+    /// The business number written to (WhatsApp).
+    pub number: Option<Uuid>,
+    /// The account written to: the number's row, or the connected channel's (its files are
+    /// fetched with that account).
+    pub account: Uuid,
     /// How long the platform keeps a file the person sent (wm fetches it before, and gives
     /// up after).
     pub media_ttl_ms: i64,
@@ -95,6 +98,11 @@ pub async fn record_inbound(
         interactive: c.interactive,
         contacts: c.contacts,
         reaction,
+        story: c.story.map(|s| wm_types::messages::MessageStory {
+            kind: s.kind.to_owned(),
+            url: s.url,
+            id: s.id,
+        }),
         order: c.order,
         template: None,
         filename: None,
@@ -116,7 +124,7 @@ pub async fn record_inbound(
             cost_micros: None,
             sent_by: None,
             recipient_id: None,
-            phone_number_id: r.platform.map(|p| p.number),
+            phone_number_id: r.platform.and_then(|p| p.number),
             // The thread is in the order wm received its messages: the platform's time has
             // whole seconds, so a quick answer would sort before the message it answers.
             created_at: now,
@@ -127,7 +135,7 @@ pub async fn record_inbound(
         let file = NewMedia {
             organization_id: org,
             message_id: row.id,
-            phone_number_id: Some(p.number),
+            phone_number_id: Some(p.account),
             provider: p.provider.to_owned(),
             platform_media_id: media.platform_id,
             mime_type: media.mime_type,

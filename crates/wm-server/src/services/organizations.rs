@@ -83,15 +83,7 @@ pub async fn add_channel(
     kind: ChannelType,
     now: i64,
 ) -> ApiResult<channel::Model> {
-    Ok(channel::Entity::insert(channel::ActiveModel {
-        id: Set(Uuid::now_v7()),
-        organization_id: Set(org),
-        channel_type: Set(kind),
-        active: Set(true),
-        created_at: Set(now),
-    })
-    .exec_with_returning(conn)
-    .await?)
+    Ok(crate::db::channels::insert(conn, org, kind, Default::default(), now).await?)
 }
 
 /// Adds a user; 409 when the e-mail is taken in the organisation.

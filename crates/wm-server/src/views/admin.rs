@@ -56,11 +56,27 @@ impl From<api_key::Model> for ApiKey {
 /// A channel on the wire.
 impl From<channel::Model> for Channel {
     fn from(c: channel::Model) -> Self {
+        let webchat = (c.channel_type == wm_types::enums::ChannelType::Webchat).then(|| {
+            c.settings
+                .as_deref()
+                .and_then(|s| serde_json::from_str(s).ok())
+                .unwrap_or_default()
+        });
         Channel {
             id: c.id,
             channel_type: c.channel_type,
             active: c.active,
             created_at: Timestamp::from_millis(c.created_at),
+            name: c.name,
+            provider: c.provider,
+            account_id: c.account_id,
+            page_id: c.page_id,
+            status: c.status,
+            status_reason: c.status_reason,
+            human_agent: c.human_agent,
+            website_token: c.public_token,
+            webchat,
+            identity_secret: None,
         }
     }
 }

@@ -27,11 +27,26 @@ pub enum Shape {
 /// A stored identity as embedded in a contact.
 impl From<identity::Model> for IdentityRef {
     fn from(i: identity::Model) -> Self {
-        IdentityRef {
-            id: i.id,
-            channel_type: i.channel_type,
-            external_id: i.external_id,
-            username: i.username,
+        // Instagram's identity is the username (the contract's word for it) once the profile
+        // gave one; the scoped id it is answered at stays beside it.
+        let shown = (i.channel_type == wm_types::enums::ChannelType::SocialAppA)
+            .then(|| i.username.clone())
+            .flatten();
+        match shown {
+            Some(username) => IdentityRef {
+                id: i.id,
+                channel_type: i.channel_type,
+                external_id: username.clone(),
+                username: Some(username),
+                scoped_id: Some(i.external_id),
+            },
+            None => IdentityRef {
+                id: i.id,
+                channel_type: i.channel_type,
+                external_id: i.external_id,
+                username: i.username,
+                scoped_id: None,
+            },
         }
     }
 }

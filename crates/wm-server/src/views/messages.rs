@@ -75,6 +75,7 @@ fn view(
             message_id: r.message_id,
             emoji: r.emoji,
         }),
+        story: stored.story,
         order: stored.order,
         reply_to_message_id: m.reply_to_id,
         status: m.status,

@@ -10,6 +10,7 @@ pub mod imports;
 pub mod media;
 pub mod platform;
 pub mod poll;
+pub mod profiles;
 pub mod queue;
 pub mod replies;
 pub mod webhooks;
@@ -40,6 +41,7 @@ pub fn spawn_all(
         tokio::spawn(crate::changes::listen(state.clone(), cancel.clone())),
         tokio::spawn(platform::applier(state.clone(), cancel.clone())),
         tokio::spawn(media::fetcher(state.clone(), cancel.clone())),
+        tokio::spawn(profiles::reader(state.clone(), cancel.clone())),
         tokio::spawn(replies::sender(state.clone(), cancel.clone())),
         tokio::spawn(counts::folder(state.clone(), cancel.clone())),
         tokio::spawn(queue::queuer(state.clone(), cancel.clone())),

@@ -36,6 +36,8 @@ mod intake_kill;
 mod kit;
 mod layers;
 mod lookups;
+mod meta_channels;
+mod meta_kit;
 mod notes_timeline;
 mod observe;
 mod openapi;

@@ -198,6 +198,8 @@ async fn an_uploaded_image_is_sent_as_a_reply_and_a_bad_upload_is_refused() {
     // A type the platform refuses, an oversized image, no file part.
     let bad = upload(&org, b"MZ...", "application/x-msdownload", "x.exe").await;
     assert_eq!(bad.0, 400, "{}", bad.1);
+    // An image larger than WhatsApp takes (5 MB) is kept (another channel takes it, up to
+    // 10 MB) but refused as a WhatsApp reply, before any call.
     let big = upload(
         &org,
         &vec![0u8; 5 * 1024 * 1024 + 1],
@@ -205,7 +207,26 @@ async fn an_uploaded_image_is_sent_as_a_reply_and_a_bad_upload_is_refused() {
         "big.jpg",
     )
     .await;
-    assert_eq!(big.0, 400, "{}", big.1);
+    assert_eq!(big.0, 201, "{}", big.1);
+    let calls = wa.fake.accepted_count();
+    reply(
+        &org,
+        &c,
+        json!({"type": "image", "media": {"id": big.1["id"]}}),
+    )
+    .await
+    .assert_invalid(
+        "media.id is 5242881 bytes; this conversation's channel takes at most 5242880 bytes for IMAGE",
+    );
+    assert_eq!(wa.fake.accepted_count(), calls);
+    let huge = upload(
+        &org,
+        &vec![0u8; 10 * 1024 * 1024 + 1],
+        "image/jpeg",
+        "huge.jpg",
+    )
+    .await;
+    assert_eq!(huge.0, 400, "{}", huge.1);
     // Sent as a document it is refused: a PNG is an image.
     reply(&org, &c, json!({"type": "document", "media": {"id": file}}))
         .await

@@ -65,6 +65,10 @@ pub struct IdentityRef {
     /// The username the person shows on that channel, when they have one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
+    /// The platform's scoped id of the person (Instagram's IGSID), which wm answers them at,
+    /// when `externalId` shows their username instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scoped_id: Option<String>,
 }
 
 /// `{id, status, channelType, updatedAt}` of the contact's latest conversation.

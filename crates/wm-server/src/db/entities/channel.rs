@@ -12,6 +12,18 @@ pub struct Model {
     pub channel_type: wm_types::enums::ChannelType,
     pub active: bool,
     pub created_at: i64,
+    pub name: Option<String>,
+    pub provider: Option<String>,
+    pub account_id: Option<String>,
+    pub page_id: Option<String>,
+    pub access_token_enc: Option<String>,
+    pub status_reason: Option<String>,
+    pub public_token: Option<String>,
+    pub secret_enc: Option<String>,
+    pub settings: Option<String>,
+    pub status: String,
+    pub updated_at: Option<i64>,
+    pub human_agent: bool,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

@@ -23,6 +23,8 @@ pub struct Model {
     pub window_closes_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The sequence number of its latest message (`messages.seq`).
+    pub last_seq: i64,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

@@ -21,6 +21,10 @@ pub struct Model {
     pub contact_consent: bool,
     pub username: Option<String>,
     pub parent_id: Option<String>,
+    /// When the person's profile is due to be read (None: not due).
+    pub profile_due_at: Option<i64>,
+    pub profile_checked_at: Option<i64>,
+    pub profile_attempts: i32,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

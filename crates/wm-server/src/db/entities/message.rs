@@ -31,6 +31,8 @@ pub struct Model {
     pub retries: i32,
     pub created_at: i64,
     pub updated_at: i64,
+    /// Its place in its conversation, in commit order (None outside one).
+    pub seq: Option<i64>,
 }
 
 /// Relations are resolved by explicit queries in `db::*`.

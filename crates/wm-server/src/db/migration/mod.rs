@@ -30,6 +30,7 @@ mod m0020_idempotency_commits;
 mod m0021_platform_users;
 mod m0022_account_providers;
 mod m0023_conversation_windows;
+mod m0024_channel_accounts;
 
 /// The migrator: every migration, in order.
 pub struct Migrator;
@@ -61,6 +62,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0021_platform_users::Migration),
             Box::new(m0022_account_providers::Migration),
             Box::new(m0023_conversation_windows::Migration),
+            Box::new(m0024_channel_accounts::Migration),
         ]
     }
 }

@@ -75,6 +75,7 @@ pub fn provider(settings: &Settings) -> Result<Provider, String> {
         intake: Some(Arc::new(intake)),
         media: Some(client.clone()),
         catalog: Some(client),
+        profiles: None,
         account,
     })
 }

@@ -21,10 +21,7 @@
 //! under `webhooks/reference/`), `X-Hub-Signature-256`
 //! (<https://developers.facebook.com/docs/graph-api/webhooks/getting-started>).
 
-use hmac::{Hmac, KeyInit, Mac};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
 use wm_core::platform::{
     Content, Handshake, InboundMedia, InboundMessage, Person, PlatformEvent, PlatformIntake,
     Unapplied,
@@ -36,41 +33,7 @@ use wm_types::messages::{MessageInteractive, MessageLocation, MessageType};
 
 use wm_core::platform::no_nul;
 
-/// Checks `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>` with the app
-/// secret, in constant time; false when the secret is empty or the header is missing or
-/// malformed.
-pub fn verify_signature(app_secret: &str, header: Option<&str>, body: &[u8]) -> bool {
-    if app_secret.is_empty() {
-        return false;
-    }
-    let Some(hex_sig) = header
-        .map(str::trim)
-        .and_then(|h| h.strip_prefix("sha256="))
-    else {
-        return false;
-    };
-    let Ok(signature) = hex::decode(hex_sig) else {
-        return false;
-    };
-    let Ok(mut mac) = <Hmac<Sha256> as KeyInit>::new_from_slice(app_secret.as_bytes()) else {
-        return false;
-    };
-    mac.update(body);
-    mac.verify_slice(&signature).is_ok()
-}
-
-/// Whether the GET handshake's `hub.verify_token` is ours, in constant time (both sides are
-/// hashed first, so not even the length leaks); an empty expected token never matches.
-pub fn verify_token_matches(expected: &str, given: &str) -> bool {
-    if expected.is_empty() {
-        return false;
-    }
-    let (a, b) = (
-        Sha256::digest(expected.as_bytes()),
-        Sha256::digest(given.as_bytes()),
-    );
-    a.as_slice().ct_eq(b.as_slice()).into()
-}
+use crate::provider::meta_hub;
 
 /// WhatsApp's webhooks as a [`PlatformIntake`]: the verify token of the handshake and the app
 /// secret of `X-Hub-Signature-256` (`WM_WHATSAPP_VERIFY_TOKEN`, `WM_WHATSAPP_APP_SECRET`;
@@ -98,27 +61,11 @@ impl PlatformIntake for WhatsAppIntake {
     }
 
     fn handshake(&self, query: &[(String, String)]) -> Handshake {
-        let get = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-        match (
-            self.verify_token.as_deref(),
-            get("hub.mode"),
-            get("hub.verify_token"),
-            get("hub.challenge"),
-        ) {
-            (Some(expected), Some("subscribe"), Some(given), Some(challenge))
-                if verify_token_matches(expected, given) =>
-            {
-                Handshake::Accept(challenge.to_owned())
-            }
-            _ => Handshake::Refuse,
-        }
+        meta_hub::handshake(self.verify_token.as_deref(), query)
     }
 
     fn verify(&self, header: &dyn Fn(&str) -> Option<String>, body: &[u8]) -> bool {
-        let signature = header("x-hub-signature-256");
-        self.app_secret
-            .as_deref()
-            .is_some_and(|secret| verify_signature(secret, signature.as_deref(), body))
+        meta_hub::verify(self.app_secret.as_deref(), header, body)
     }
 
     fn parse(&self, body: &[u8]) -> Result<Vec<PlatformEvent>, String> {

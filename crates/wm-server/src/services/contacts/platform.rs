@@ -30,6 +30,9 @@ pub struct On {
     pub kind: ChannelType,
     /// Whether a person's phone names them there.
     pub by_phone: bool,
+    /// The channel row new identities join (a connected Page or Instagram account); `None`:
+    /// the organisation's first active channel of the type.
+    pub channel: Option<Uuid>,
 }
 
 impl On {
@@ -38,7 +41,25 @@ impl On {
         On {
             kind: d.channel_type,
             by_phone: d.identity == Identity::Phone,
+            channel: None,
         }
+    }
+}
+
+/// The channel row a new identity of `on` joins.
+async fn channel_of(
+    conn: &impl ConnectionTrait,
+    org: Uuid,
+    on: On,
+) -> Result<Option<crate::db::entities::channel::Model>, DbErr> {
+    use sea_orm::EntityTrait;
+    match on.channel {
+        Some(id) => {
+            crate::db::entities::channel::Entity::find_by_id(id)
+                .one(conn)
+                .await
+        }
+        None => db::lookups::active_channel(conn, org, on.kind).await,
     }
 }
 
@@ -137,7 +158,7 @@ pub async fn remember_person(
 ) -> Result<bool, DbErr> {
     let contact = &resolved.contact;
     let org = contact.organization_id;
-    let Some(channel) = db::lookups::active_channel(conn, org, on.kind).await? else {
+    let Some(channel) = channel_of(conn, org, on).await? else {
         return Ok(true);
     };
     let mut changed = false;
@@ -195,7 +216,7 @@ pub async fn remember(
     now: i64,
 ) -> Result<bool, DbErr> {
     let org = contact.organization_id;
-    let Some(channel) = db::lookups::active_channel(conn, org, on.kind).await? else {
+    let Some(channel) = channel_of(conn, org, on).await? else {
         return Ok(false);
     };
     let added = db::identities::insert_if_absent(

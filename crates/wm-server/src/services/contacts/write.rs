@@ -91,6 +91,7 @@ pub async fn write_new(
                     channel_type: ChannelType::MessagingAppA,
                     external_id: p.digits().to_owned(),
                     username: None,
+                    scoped_id: None,
                 })
                 .into_iter()
                 .collect();
@@ -126,6 +127,9 @@ pub async fn write_new(
                     contact_consent: mirror.consent,
                     username: None,
                     parent_id: None,
+                    profile_due_at: None,
+                    profile_checked_at: None,
+                    profile_attempts: 0,
                 })
             })
             .collect();

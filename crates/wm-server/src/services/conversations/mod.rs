@@ -194,6 +194,7 @@ pub async fn touch_from_contact(
         window_closes_at: Set(window.closes_at(Some(written_at))),
         created_at: Set(now),
         updated_at: Set(now),
+        last_seq: Set(0),
     })
     .exec_without_returning(conn)
     .await?;

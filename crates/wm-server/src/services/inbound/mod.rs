@@ -9,9 +9,11 @@
 //! needed), credits the campaign message it answers, and is remembered as applied in the
 //! same transaction (a redelivery changes nothing).
 
+pub mod echo;
 pub mod people;
 pub mod seen;
 
+use sea_orm::EntityTrait;
 use uuid::Uuid;
 use wm_core::platform::{Content, Descriptor, InboundMessage, Person};
 use wm_core::provider::StatusUpdate;
@@ -125,8 +127,28 @@ struct Source {
     /// The platform's id of the business account written to.
     account: String,
     message_id: String,
-    /// The account's row (a business number's id).
-    number: Uuid,
+    /// The account's row.
+    at: At,
+}
+
+/// The account a platform message was written to: a business number (on the organisation's
+/// channel of its type), or a connected channel (a Page, an Instagram account, a website
+/// chat) that is its own channel.
+#[derive(Debug, Clone, Copy)]
+pub enum At {
+    /// A business number's row.
+    Number(Uuid),
+    /// A connected channel's row.
+    Channel(Uuid),
+}
+
+impl At {
+    /// The row's id.
+    pub fn id(self) -> Uuid {
+        match self {
+            At::Number(id) | At::Channel(id) => id,
+        }
+    }
 }
 
 impl Source {
@@ -139,8 +161,8 @@ impl Source {
     }
 }
 
-/// [`inbound`] for a message `provider`'s platform delivered to the business account whose
-/// row is `number` (its `context_id`: the platform's id of a message it quotes; a campaign
+/// [`inbound`] for a message `provider`'s platform delivered to the business account `at`
+/// (its `context_id`: the platform's id of a message it quotes; a campaign
 /// message quoted is marked REPLIED rather than the latest). The platform redelivers a
 /// message until acknowledged (and at times after that), so it is remembered in the
 /// transaction that applies it: a message is recognised as seen exactly when its effects
@@ -150,7 +172,7 @@ pub async fn platform_message(
     state: &AppState,
     org: Uuid,
     provider: &std::sync::Arc<Provider>,
-    number: Uuid,
+    at: At,
     m: InboundMessage,
 ) -> ApiResult<Option<InboundResult>> {
     let arrival = Arrival {
@@ -163,7 +185,7 @@ pub async fn platform_message(
             provider: provider.name(),
             account: m.account,
             message_id: m.message_id,
-            number,
+            at,
         }),
         at_ms: m.at_ms,
     };
@@ -232,6 +254,7 @@ async fn apply_once(
         On {
             kind,
             by_phone: false,
+            channel: None,
         },
         On::of,
     );
@@ -248,13 +271,23 @@ async fn apply_once(
         }
     };
     let now = state.now_ms();
-    let channel = db::lookups::active_channel(conn, org, kind)
-        .await?
-        .ok_or_else(|| {
-            ApiError::invalid(format!(
-                "channelType {kind} is not active in this organization"
-            ))
-        })?;
+    let channel = match source.map(|s| s.at) {
+        Some(At::Channel(id)) => crate::db::entities::channel::Entity::find_by_id(id)
+            .one(conn)
+            .await?
+            .filter(|c| c.active),
+        _ => db::lookups::active_channel(conn, org, kind).await?,
+    }
+    .ok_or_else(|| {
+        ApiError::invalid(format!(
+            "channelType {kind} is not active in this organization"
+        ))
+    })?;
+    // New identities join the channel the message came through.
+    let on = On {
+        channel: Some(channel.id),
+        ..on
+    };
     let txn = state.db.write().await?;
     if let Some(s) = source
         && !seen::first_sight(&*txn, s.key(), now).await?
@@ -283,6 +316,13 @@ async fn apply_once(
         }
     };
     let contact_id = filed.id;
+    // A platform that shares people's profiles once they wrote: their name (and username)
+    // are read after this commit, never before (the message is never held for it).
+    if let (Some(p), Some(id)) = (&arrival.provider, arrival.from.user_id.as_deref())
+        && p.profiles.is_some()
+    {
+        db::identities::profile_due(&*txn, org, kind, id, now).await?;
+    }
     // When the customer wrote, as the platform says (never in the future).
     let written_at = arrival.at_ms.map_or(now, |at| at.min(now));
     let window = descriptor.map_or(wm_core::platform::Window::Always, |d| d.window);
@@ -308,7 +348,11 @@ async fn apply_once(
         platform: source.map(|s| messages::Platform {
             provider: s.provider,
             message_id: &s.message_id,
-            number: s.number,
+            number: match s.at {
+                At::Number(id) => Some(id),
+                At::Channel(_) => None,
+            },
+            account: s.at.id(),
             media_ttl_ms: descriptor.map_or(0, |d| d.inbound_media_ms),
         }),
         written_at,
@@ -369,7 +413,7 @@ async fn new_contact(
     };
     let resolved = Resolved {
         contact,
-        known_phone: on.kind == ChannelType::MessagingAppA,
+        known_phone: on.by_phone,
         known_user: false,
     };
     // Their scoped id taken meanwhile by another message of theirs: this contact would be

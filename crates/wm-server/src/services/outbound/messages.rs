@@ -120,7 +120,28 @@ impl Store for Attempt<'_> {
                 tracing::warn!(message = %m.id, %reason, "message outcome unknown");
                 Settled::Ambiguous
             }
-            Err(SendError::Rejected { reason, .. } | SendError::Paused { reason, .. }) => {
+            Err(SendError::Paused {
+                reason,
+                stop_reason,
+            }) => {
+                // A token the platform refused: the connected channel shows it until a new
+                // one is saved (a number's is shown by its campaigns' stop reason).
+                if stop_reason == wm_core::whatsapp::PLATFORM_TOKEN_EXPIRED {
+                    crate::db::channels::set_status(
+                        txn,
+                        sender.id,
+                        crate::db::channels::TOKEN_INVALID,
+                        Some(&reason),
+                        now,
+                    )
+                    .await?;
+                }
+                let moved = failed::fail(txn, m, &reason, now).await?;
+                Settled::Rejected {
+                    refunded: moved && m.cost_micros.unwrap_or(0) > 0,
+                }
+            }
+            Err(SendError::Rejected { reason, .. }) => {
                 let moved = failed::fail(txn, m, &reason, now).await?;
                 Settled::Rejected {
                     refunded: moved && m.cost_micros.unwrap_or(0) > 0,

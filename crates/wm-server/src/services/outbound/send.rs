@@ -124,6 +124,7 @@ fn unsent(sender: &Sender) -> OutboundMessage {
         content: wm_core::provider::OutboundContent::Text,
         reply_to: None,
         body: String::new(),
+        human_agent: false,
     }
 }
 

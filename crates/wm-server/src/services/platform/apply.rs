@@ -3,7 +3,7 @@
 
 use crate::db::entities::{campaign, phone_number, platform_event, template};
 use crate::services::contacts::platform::On;
-use crate::services::inbound::{self, people};
+use crate::services::inbound::{self, At, people};
 use crate::services::outbound::status as statuses;
 use crate::services::sending;
 use crate::state::AppState;
@@ -136,9 +136,10 @@ pub(super) async fn apply_event(
         return keep_unapplied(state, provider, event_id, u).await;
     }
     if let Some(id) = e.account() {
-        // An event of one business number is its organisation's; one of a number that is
-        // not ours is acknowledged, and kept as not applied.
-        let Some(number) = number_by_platform_id(&state.db.conn, id).await? else {
+        // An event of one business account (a number, a Page, an Instagram account) is its
+        // organisation's; one of an account that is not ours is acknowledged, and kept as
+        // not applied.
+        let Some(endpoint) = endpoint(&state.db.conn, provider, id).await? else {
             let u = wm_core::platform::Unapplied::new(
                 Some(id),
                 super::unapplied::UNKNOWN_ACCOUNT,
@@ -146,7 +147,7 @@ pub(super) async fn apply_event(
             );
             return keep_unapplied(state, provider, event_id, &u).await;
         };
-        return apply_to_org(state, provider, &number, e).await;
+        return apply_to_org(state, provider, endpoint, e).await;
     }
     match e {
         PlatformEvent::TemplateStatus {
@@ -182,14 +183,41 @@ pub(super) async fn apply_event(
     Ok(())
 }
 
-/// An event of one of `org`'s business numbers.
+/// The organisation's account a platform id names, for `provider`.
+pub(crate) struct Endpoint {
+    /// Its organisation.
+    pub org: Uuid,
+    /// The account's row.
+    pub at: At,
+}
+
+/// The account `provider`'s platform means by `id`: a connected channel of that provider
+/// (a Page, an Instagram account), else a business number with that platform id.
+pub(crate) async fn endpoint(
+    conn: &impl ConnectionTrait,
+    provider: &str,
+    id: &str,
+) -> Result<Option<Endpoint>, sea_orm::DbErr> {
+    if let Some(ch) = crate::db::channels::by_account(conn, provider, id).await? {
+        return Ok(Some(Endpoint {
+            org: ch.organization_id,
+            at: At::Channel(ch.id),
+        }));
+    }
+    Ok(number_by_platform_id(conn, id).await?.map(|n| Endpoint {
+        org: n.organization_id,
+        at: At::Number(n.id),
+    }))
+}
+
+/// An event of one of an organisation's accounts.
 pub(super) async fn apply_to_org(
     state: &AppState,
     provider: &'static str,
-    number: &phone_number::Model,
+    endpoint: Endpoint,
     e: PlatformEvent,
 ) -> anyhow::Result<()> {
-    let org = number.organization_id;
+    let org = endpoint.org;
     let Some(p) = state.registry.named(provider).cloned() else {
         anyhow::bail!("no provider named {provider} runs here");
     };
@@ -202,7 +230,7 @@ pub(super) async fn apply_to_org(
         }
         PlatformEvent::Inbound(m) => {
             let id = m.message_id.clone();
-            inbound::platform_message(state, org, &p, number.id, *m)
+            inbound::platform_message(state, org, &p, endpoint.at, *m)
                 .await
                 .map_err(|e| anyhow::anyhow!("inbound message {id}: {e}"))?;
         }
@@ -247,6 +275,28 @@ pub(super) async fn apply_to_org(
             people::marketing_preference(state, org, on, &person, stop)
                 .await
                 .map_err(|e| anyhow::anyhow!("marketing preference: {e}"))?;
+        }
+        PlatformEvent::Echo(m) => {
+            let id = m.message_id.clone();
+            inbound::echo::apply(state, org, &p, endpoint.at, *m)
+                .await
+                .map_err(|e| anyhow::anyhow!("echo {id}: {e}"))?;
+        }
+        PlatformEvent::Watermark {
+            person,
+            status,
+            upto_ms,
+            message_ids,
+            ..
+        } => {
+            let mark = inbound::echo::Watermark {
+                status,
+                upto_ms,
+                message_ids: &message_ids,
+            };
+            inbound::echo::watermark(state, org, on, endpoint.at, &person, mark)
+                .await
+                .map_err(|e| anyhow::anyhow!("watermark: {e}"))?;
         }
         PlatformEvent::TemplateStatus { .. }
         | PlatformEvent::Quality { .. }

@@ -19,7 +19,7 @@ use uuid::Uuid;
 use wm_core::platform::{PlatformEvent, Unapplied};
 use wm_core::provider::StatusUpdate;
 
-use super::apply::{CLAIM_MS, Parsed, apply_claimed, mark_processed, number_by_platform_id, parse};
+use super::apply::{CLAIM_MS, Parsed, apply_claimed, endpoint, mark_processed, parse};
 use super::unapplied;
 use crate::db::entities::platform_event;
 use crate::services::outbound::grouped;
@@ -139,9 +139,7 @@ async fn apply_run(
             let org = match orgs.get(account) {
                 Some(org) => *org,
                 None => {
-                    let org = number_by_platform_id(conn, account)
-                        .await?
-                        .map(|n| n.organization_id);
+                    let org = endpoint(conn, &row.provider, account).await?.map(|e| e.org);
                     orgs.insert(account.clone(), org);
                     org
                 }

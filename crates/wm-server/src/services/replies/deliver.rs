@@ -13,7 +13,7 @@ use wm_core::provider::{MediaUpload, OutboundContent, OutboundMessage, SendError
 use wm_types::messages::MessageType;
 
 use crate::db::Unique;
-use crate::db::entities::{contact, media, message, phone_number};
+use crate::db::entities::{contact, conversation, media, message};
 use crate::db::messages::{MEDIA_UPLOAD, stored_of};
 use crate::observe::metrics::Source;
 use crate::services::outbound::messages::{Attempt, due};
@@ -70,19 +70,14 @@ pub async fn run_once(state: &AppState) -> anyhow::Result<Outcome> {
 
 /// Sends one stored message from its account.
 async fn send_one(state: &AppState, m: &message::Model) -> anyhow::Result<Settled> {
-    let conn = &state.db.conn;
-    let number = match m.phone_number_id {
-        Some(id) => phone_number::Entity::find_by_id(id).unique(conn).await?,
-        None => None,
-    };
-    let sender = number.as_ref().and_then(|n| Sender::of_number(state, n));
+    let sender = crate::services::outbound::sender::of_message(state, m).await?;
     let attempt = Attempt {
         m,
         source: Source::Reply,
         claimed: false,
     };
     let Some(sender) = sender else {
-        return refuse(state, &attempt, "the business number was deleted").await;
+        return refuse(state, &attempt, "the account it was sent from is gone").await;
     };
     let halt = AtomicBool::new(false);
     send(state, &attempt, &sender, &halt, build(state, m, &sender)).await
@@ -114,12 +109,26 @@ pub async fn build(
         opt_out: false,
     };
     let later = |e: sea_orm::DbErr| SendError::RetryLater(e.to_string());
+    let channel = sender.provider.descriptor;
     let to = contact::Entity::find_by_id(m.contact_id)
         .unique(&state.db.conn)
         .await
         .map_err(later)?
-        .and_then(|k| super::address_of(&k))
-        .ok_or_else(|| refused("the contact has no phone number any more"))?;
+        .and_then(|k| super::address_on(&k, channel))
+        .ok_or_else(|| refused("the contact has no address on this channel any more"))?;
+    // A person's reply past the free window goes tagged, where the account may.
+    let human_agent = match m.conversation_id {
+        Some(c) if m.sent_by_kind == Some(wm_types::messages::SenderKind::User) => {
+            conversation::Entity::find_by_id(c)
+                .unique(&state.db.conn)
+                .await
+                .map_err(later)?
+                .is_some_and(|c| {
+                    super::human_agent_reply(&c, channel, sender.human_agent, state.now_ms())
+                })
+        }
+        _ => false,
+    };
     let content = content(state, m, sender).await?;
     let reply_to = match m.reply_to_id {
         Some(id) => message::Entity::find_by_id(id)
@@ -137,6 +146,7 @@ pub async fn build(
         content,
         reply_to,
         body: m.body.clone().unwrap_or_default(),
+        human_agent,
     })
 }
 

@@ -35,8 +35,21 @@ use crate::state::AppState;
 pub mod deliver;
 pub mod read;
 
-/// Where a contact is answered: its phone, else the business-scoped user id of a person who
-/// hides theirs ([`wm_core::messaging::whatsapp_address`]).
+/// Where a contact is answered on `channel`: on a channel that knows people by phone, their
+/// phone (else the business-scoped user id of a person who hides theirs); on one that knows
+/// them by its own scoped id (a Page-scoped id, a website visitor), their identity there.
+pub fn address_on(k: &contact::Model, channel: &Descriptor) -> Option<Address> {
+    if channel.identity == wm_core::platform::Identity::Phone {
+        return address_of(k);
+    }
+    crate::db::contacts::identities_of(k)
+        .into_iter()
+        .find(|i| i.channel_type == channel.channel_type)
+        .map(|i| Address::UserId(i.scoped_id.unwrap_or(i.external_id)))
+}
+
+/// Where a contact is answered on WhatsApp: its phone, else the business-scoped user id of
+/// a person who hides theirs ([`wm_core::messaging::whatsapp_address`]).
 pub fn address_of(k: &contact::Model) -> Option<Address> {
     let identities = crate::db::contacts::identities_of(k);
     wm_core::messaging::whatsapp_address(
@@ -49,9 +62,22 @@ pub fn address_of(k: &contact::Model) -> Option<Address> {
 
 /// Whether a free-form message may be sent in a conversation at `now`: the customer wrote,
 /// and the window their message opened (by their channel's rule, kept on the conversation)
-/// has not closed.
+/// has not closed; on a channel without a window (a website chat), always.
 pub fn window_open(c: &conversation::Model, now: i64) -> bool {
-    c.last_inbound_at.is_some() && c.window_closes_at.is_none_or(|at| now < at)
+    c.window_closes_at.is_none_or(|at| now < at)
+        && (c.last_inbound_at.is_some() || c.channel_type == wm_types::enums::ChannelType::Webchat)
+}
+
+/// Whether a person's reply past the free window goes tagged as a human agent's (Messenger's
+/// and Instagram's `HUMAN_AGENT`): the channel allows it (`humanAgent`, Meta's approval)
+/// and the tagged window of the customer's last message is still open.
+pub fn human_agent_reply(
+    c: &conversation::Model,
+    channel: &Descriptor,
+    allowed: bool,
+    now: i64,
+) -> bool {
+    allowed && !window_open(c, now) && channel.window.tagged_open(c.last_inbound_at, now)
 }
 
 /// The reply's content as stored, and the text the customer reads.
@@ -128,13 +154,27 @@ async fn prepare(
         media_id: None,
         template: None,
     };
+    let fits = |field: &str, text: &str| {
+        if channel.text_fits(text) {
+            Ok(())
+        } else {
+            Err(ApiError::invalid(format!(
+                "{field} must be at most {} on this conversation's channel",
+                channel.text_limit()
+            )))
+        }
+    };
     match body.message_type {
-        SendType::Text => p.body = body.text.as_ref().map(|t| t.body.clone()),
+        SendType::Text => {
+            p.body = body.text.as_ref().map(|t| t.body.clone());
+            fits("text.body", p.body.as_deref().unwrap_or_default())?;
+        }
         SendType::Interactive => {
             let i = body
                 .interactive
                 .as_ref()
                 .ok_or_else(|| ApiError::invalid("interactive is required"))?;
+            fits("interactive.body", &i.body)?;
             p.message_type = MessageType::Interactive;
             p.body = Some(i.body.clone());
             p.stored.interactive = Some(MessageInteractive {
@@ -214,6 +254,26 @@ async fn prepare(
                     body.message_type
                 )));
             }
+            let largest = file
+                .mime_type
+                .as_deref()
+                .and_then(|mime| channel.media_limit(mime))
+                .map_or(0, |(_, max)| max);
+            if file
+                .size
+                .is_some_and(|n| u64::try_from(n).unwrap_or(0) > largest)
+            {
+                return Err(ApiError::invalid(format!(
+                    "media.id is {} bytes; this conversation's channel takes at most {largest} bytes for {}",
+                    file.size.unwrap_or(0),
+                    body.message_type
+                )));
+            }
+            if m.caption.is_some() && !channel.captions {
+                return Err(ApiError::invalid(
+                    "media.caption cannot be sent on this conversation's channel: send the text as its own message",
+                ));
+            }
             if media_kind != SendType::Image
                 && media_kind != SendType::Video
                 && media_kind != SendType::Document
@@ -232,6 +292,33 @@ async fn prepare(
         }
     }
     Ok(p)
+}
+
+/// The 400 of a free-form reply outside the window, saying which window closed and what
+/// may still be sent.
+fn window_closed(
+    c: &conversation::Model,
+    channel: &Descriptor,
+    human_agent: bool,
+    now: i64,
+) -> ApiError {
+    let message = match (c.last_inbound_at, channel.templates) {
+        (None, true) => {
+            "The customer has not written in this conversation; only a template can be sent."
+                .to_owned()
+        }
+        (None, false) => "The customer has not written in this conversation; nothing can be sent until they do.".to_owned(),
+        (Some(_), true) => "The customer-service window closed 24 hours after the customer's last message; only a template can be sent now.".to_owned(),
+        (Some(_), false) if channel.window.tagged_open(c.last_inbound_at, now) && !human_agent => {
+            "The messaging window closed 24 hours after the customer's last message; a person's reply could go tagged HUMAN_AGENT for 7 days, but this channel is not allowed to (humanAgent is off).".to_owned()
+        }
+        (Some(_), false) => "The messaging window closed after the customer's last message; nothing can be sent until they write again.".to_owned(),
+    };
+    ApiError::business(
+        axum::http::StatusCode::BAD_REQUEST,
+        Some(ErrorCode::ConversationWindowClosed),
+        message,
+    )
 }
 
 /// The price of a reply: nothing for a free-form one; a template's rate for the contact's
@@ -276,26 +363,22 @@ pub async fn send(
         ApiError::bad_request("No provider sends on this conversation's channel.")
     })?;
     let channel = provider.descriptor;
+    let from = crate::services::outbound::sender::answering(&*txn, &c).await?;
     let open = window_open(&c, now);
-    if body.message_type != SendType::Template && !open {
-        return Err(ApiError::business(
-            axum::http::StatusCode::BAD_REQUEST,
-            Some(ErrorCode::ConversationWindowClosed),
-            match c.last_inbound_at {
-                Some(_) => {
-                    "The customer-service window closed 24 hours after the customer's last message; only a template can be sent now."
-                }
-                None => {
-                    "The customer has not written in this conversation; only a template can be sent."
-                }
-            },
-        ));
+    let tagged = human_agent_reply(&c, channel, from.human_agent(), now);
+    if body.message_type != SendType::Template && !open && !tagged {
+        return Err(window_closed(&c, channel, from.human_agent(), now));
     }
     let k = crate::db::contacts::find(&*txn, org, c.contact_id)
         .await?
         .ok_or_else(|| ApiError::not_found("Contact"))?;
-    let to = address_of(&k)
-        .ok_or_else(|| ApiError::bad_request("The contact has no phone number to answer."))?;
+    let to = address_on(&k, channel).ok_or_else(|| {
+        ApiError::bad_request(if channel.identity == wm_core::platform::Identity::Phone {
+            "The contact has no phone number to answer."
+        } else {
+            "The contact has no identity on this conversation's channel to answer."
+        })
+    })?;
     let reply_to_id = match body.reply_to_message_id {
         Some(m) => Some(
             message::Entity::find_by_id(m)
@@ -311,7 +394,6 @@ pub async fn send(
         ),
         None => None,
     };
-    let sender = crate::services::outbound::sender::number_of(&*txn, &c).await?;
     let p = prepare(&*txn, org, &body, &k, channel).await?;
     if let Some(t) = &p.template
         && t.category == TemplateCategory::Marketing
@@ -361,7 +443,10 @@ pub async fn send(
             cost_micros: Some(cost.0),
             sent_by: Some((SenderKind::User, auth.user_id)),
             recipient_id: None,
-            phone_number_id: Some(sender.id),
+            phone_number_id: match &from {
+                crate::services::outbound::sender::Answering::Number(n) => Some(n.id),
+                crate::services::outbound::sender::Answering::Channel(_) => None,
+            },
             created_at: now,
         },
     )

@@ -20,6 +20,7 @@ pub const CAMPAIGNS: crate::services::contacts::platform::On =
     crate::services::contacts::platform::On {
         kind: wm_types::enums::ChannelType::MessagingAppA,
         by_phone: true,
+        channel: None,
     };
 
 pub mod charging;

@@ -91,6 +91,7 @@ impl AutomationWorker {
             },
             reply_to: None,
             body: tpl.body_text.clone(),
+            human_agent: false,
         };
         // Resumed after a crash mid-send: the message this step queued decides, never a
         // second one (it was written with the charge, at the time the log says).

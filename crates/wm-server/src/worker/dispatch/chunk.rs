@@ -108,6 +108,7 @@ impl Context {
             },
             reply_to: None,
             body: templates::render(body, &self.vars, &values),
+            human_agent: false,
         };
         let blocked = k
             .and_then(|k| messageable(k.opted_out, k.consent_given, Some(())).err())

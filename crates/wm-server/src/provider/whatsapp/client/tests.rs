@@ -72,6 +72,7 @@ fn message() -> OutboundMessage {
         },
         reply_to: None,
         body: "Hola Ana, tu pedido #42 va en camino".into(),
+        human_agent: false,
     }
 }
 

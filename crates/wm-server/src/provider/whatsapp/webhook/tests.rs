@@ -14,6 +14,7 @@ use wm_fake_graph::{
 };
 
 use super::*;
+use crate::provider::meta_hub::{verify_signature, verify_token_matches};
 use crate::provider::whatsapp::WhatsAppProvider;
 use wm_core::platform::{InboundMessage as Received, Person};
 
@@ -92,6 +93,7 @@ fn message(to: &str, correlation_id: &str) -> OutboundMessage {
         },
         reply_to: None,
         body: "Hi Ana".into(),
+        human_agent: false,
     }
 }
 
