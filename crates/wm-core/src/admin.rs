@@ -7,6 +7,8 @@ use wm_types::admin::{
 
 use wm_types::channels::{ConnectInstagram, ConnectPage, CreateWebchat, UpdateChannel};
 
+use wm_types::webchat::{Identify, LeaveEmail, TapButton, VisitorText};
+
 use crate::validate::validated;
 
 validated!(
@@ -21,4 +23,8 @@ validated!(
     ConnectInstagram,
     CreateWebchat,
     UpdateChannel,
+    VisitorText,
+    TapButton,
+    Identify,
+    LeaveEmail,
 );

@@ -1,5 +1,6 @@
 //! Shared-state changes every replica must see at once: a revoked key, an organisation's
-//! stages, users or channels.
+//! stages, users or channels; and the contact bell's rings ([`crate::db::bell`]), heard on
+//! the same listening connection.
 //!
 //! A change clears this process's caches right away and, on PostgreSQL, is announced with
 //! `NOTIFY` on [`CHANNEL`]; every replica runs [`listen`], which clears its own caches when
@@ -100,12 +101,20 @@ async fn listen_once(state: &AppState) -> Result<(), sea_orm::sqlx::Error> {
     use sea_orm::sqlx::postgres::PgListener;
     let pool = state.db.conn.get_postgres_connection_pool();
     let mut listener = PgListener::connect_with(pool).await?;
-    listener.listen(CHANNEL).await?;
+    listener
+        .listen_all([CHANNEL, crate::db::bell::CHANNEL])
+        .await?;
     // Announcements made before this point were missed.
     clear_all(state);
     state.health.set_listening(true);
     let out = loop {
         match listener.try_recv().await {
+            // Another replica rang a contact: wake their watchers here.
+            Ok(Some(n)) if n.channel() == crate::db::bell::CHANNEL => {
+                if let Ok(contact) = Uuid::parse_str(n.payload()) {
+                    state.db.bell().ring_here(contact);
+                }
+            }
             Ok(Some(n)) => match Change::decode(n.payload()) {
                 Some(change) => change.apply(state),
                 None => tracing::warn!(payload = n.payload(), "unknown change announced"),

@@ -142,6 +142,16 @@ pub struct ServeArgs {
     /// can kill the process in that gap. Never set it in production.
     #[arg(long, env = "WM_TEST_HOLD_KEYED_ANSWERS", value_parser = parse_duration, hide = true)]
     pub test_hold_keyed_answers: Option<Duration>,
+    /// Messages one website chat visitor may send in any minute (429 beyond).
+    #[arg(long, env = "WM_WEBCHAT_MESSAGES_PER_MINUTE", default_value_t = 20)]
+    pub webchat_messages_per_minute: u32,
+    /// Writes one address may make to website chats in any minute (429 beyond).
+    #[arg(
+        long,
+        env = "WM_WEBCHAT_WRITES_PER_ADDRESS_PER_MINUTE",
+        default_value_t = 120
+    )]
+    pub webchat_writes_per_address_per_minute: u32,
     /// Seed a demo organisation and print an all-scopes API key.
     #[arg(long, default_value_t = false)]
     pub demo: bool,

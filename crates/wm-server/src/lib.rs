@@ -60,6 +60,7 @@ pub mod services;
 pub mod state;
 pub mod ttl;
 pub mod views;
+pub mod webchat;
 pub mod worker;
 
 use std::sync::Arc;
@@ -188,6 +189,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         limits: args.limits(),
         reconcile_after: args.whatsapp_reconcile_after,
         hold_keyed_answers: args.test_hold_keyed_answers,
+        webchat_messages_per_minute: args.webchat_messages_per_minute,
+        webchat_writes_per_address_per_minute: args.webchat_writes_per_address_per_minute,
         providers: provider::Settings {
             messaging: args.provider.clone(),
             whatsapp: provider::whatsapp::Settings {
@@ -260,7 +263,8 @@ pub async fn run(
     let api = router(state.clone());
     let app = Router::new()
         .nest("/api/v1", api.clone())
-        .merge(console::router(state.clone(), api));
+        .merge(console::router(state.clone(), api))
+        .merge(webchat::router(state.clone()));
     let served = listener::serve(listener, app, limits, shutdown).await;
     state.stop.cancel();
     for w in workers {

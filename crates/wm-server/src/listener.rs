@@ -230,6 +230,11 @@ impl Drop for InFlight {
     }
 }
 
+/// The address a request's connection came from (a request extension), for limits per
+/// address; behind a proxy it is the proxy's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer(pub std::net::SocketAddr);
+
 /// Drives one connection until it ends, is idle past `idle_timeout`, or is told to close
 /// (eviction, or shutdown: then it finishes the request in flight).
 async fn connection(
@@ -240,14 +245,27 @@ async fn connection(
     close: CancellationToken,
 ) {
     let counted = tracker.clone();
+    let peer = stream.peer_addr().ok().map(Peer);
     let svc = tower::service_fn(move |req: Request<hyper::body::Incoming>| {
         counted.in_flight.fetch_add(1, Ordering::AcqRel);
         let guard = InFlight(counted.clone());
         let app = app.clone();
+        let mut req = req.map(axum::body::Body::new);
+        if let Some(peer) = peer {
+            req.extensions_mut().insert(peer);
+        }
         async move {
-            let res = app.oneshot(req.map(axum::body::Body::new)).await;
-            drop(guard);
-            res
+            use http_body_util::BodyExt;
+            // The request counts as in flight until its body is sent: a long answer (an
+            // event stream) keeps its connection from being closed as idle.
+            app.oneshot(req).await.map(|r| {
+                r.map(move |body| {
+                    axum::body::Body::new(body.map_frame(move |frame| {
+                        let _in_flight = &guard;
+                        frame
+                    }))
+                })
+            })
         }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();

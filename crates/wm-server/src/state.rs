@@ -41,6 +41,13 @@ pub struct Settings {
     /// A crash-test aid (`WM_TEST_HOLD_KEYED_ANSWERS`): how long a request with an
     /// `Idempotency-Key` waits between its handler's end and its answer.
     pub hold_keyed_answers: Option<std::time::Duration>,
+    /// Messages one website chat visitor may send in any minute
+    /// (`WM_WEBCHAT_MESSAGES_PER_MINUTE`).
+    pub webchat_messages_per_minute: u32,
+    /// Writes (new visitors, messages, files) one address may make to website chats in any
+    /// minute (`WM_WEBCHAT_WRITES_PER_ADDRESS_PER_MINUTE`); many visitors share an office's
+    /// address, so this is looser than the per-visitor limit.
+    pub webchat_writes_per_address_per_minute: u32,
     /// The providers' settings (which one sends MESSAGING_APP_A, each platform's own).
     pub providers: crate::provider::Settings,
     /// Where inbound media is kept (`WM_MEDIA_*`).
@@ -69,6 +76,8 @@ impl Settings {
             limits: crate::listener::Limits::default(),
             reconcile_after: std::time::Duration::from_secs(15 * 60),
             hold_keyed_answers: None,
+            webchat_messages_per_minute: 20,
+            webchat_writes_per_address_per_minute: 120,
             providers: crate::provider::Settings::default(),
             media: crate::media::MediaSettings::default(),
             charge_step: 2_000,

@@ -14,6 +14,7 @@
 //! - [`admin`]: the operator API (organisations, users, keys, stages, channels, deals);
 //!   [`channels`]: connecting Pages, Instagram accounts and website chats.
 //! - [`events`]: webhook event envelopes and payloads.
+//! - [`webchat`]: the website chat widget's API.
 //! - [`webhooks`]: webhooks and their delivery log.
 //!
 //! Feature `sea-orm` (off by default; wm-server turns it on): every enum is also a sea-orm
@@ -42,6 +43,7 @@ pub mod imports;
 pub mod lookups;
 pub mod messages;
 pub mod reports;
+pub mod webchat;
 pub mod webhooks;
 
 pub use common::{Money, Page, PageMeta, PageQuery, Timestamp};

@@ -4,6 +4,7 @@
 //! query functions take `&impl ConnectionTrait` so they run on the pool or in a transaction.
 
 pub mod automations;
+pub mod bell;
 pub mod campaigns;
 pub mod channels;
 pub mod checkpoint;
@@ -202,6 +203,8 @@ pub struct Db {
     reader: Option<Arc<reader::Reader>>,
     /// On a SQLite file, the thread that checkpoints its log; it stops with the last handle.
     _checkpointer: Option<Arc<checkpoint::Checkpointer>>,
+    /// Who watches which contact's messages in this process.
+    bell: bell::Bell,
 }
 
 /// The file a SQLite `url` names; `None` for an in-memory database, which lives inside its
@@ -274,6 +277,16 @@ impl std::ops::Deref for WriteTxn {
 }
 
 impl Db {
+    /// The contact bell of this process ([`bell`]).
+    pub fn bell(&self) -> &bell::Bell {
+        &self.bell
+    }
+
+    /// Rings `contact`'s watchers here and on every replica ([`bell::Bell::ring`]).
+    pub async fn ring(&self, contact: uuid::Uuid) {
+        self.bell.ring(&self.conn, contact).await;
+    }
+
     /// Connects: SQLite gets WAL, `synchronous=NORMAL` and a busy timeout; an in-memory
     /// SQLite database uses one connection (each connection would see its own database), a
     /// file gets the point reader and the checkpoint thread.
@@ -313,6 +326,7 @@ impl Db {
             write_gate: (conn.get_database_backend() == DbBackend::Sqlite)
                 .then(|| Arc::new(Mutex::new(()))),
             conn,
+            bell: bell::Bell::default(),
         })
     }
 

@@ -12,6 +12,7 @@ pub mod meta_hub;
 pub mod pace;
 pub mod registry;
 pub mod simulated;
+pub mod webchat;
 pub mod whatsapp;
 
 pub use pace::Pacer;
@@ -75,6 +76,7 @@ impl Default for Settings {
 pub fn registry(settings: &Settings, db: &Db, clock: Arc<dyn Clock>) -> Result<Registry, String> {
     let mut r = Registry::default();
     r.register(simulated::provider(db.clone(), clock));
+    r.register(webchat::provider());
     match whatsapp::provider(&settings.whatsapp) {
         Ok(p) => {
             r.register(p);

@@ -238,7 +238,6 @@ pub async fn upload(
     mime_type: &str,
     filename: Option<String>,
 ) -> ApiResult<wm_types::messages::UploadedMedia> {
-    use sha2::{Digest, Sha256};
     let mime = mime_type
         .split(';')
         .next()
@@ -262,39 +261,8 @@ pub async fn upload(
             "file must be at most {max} bytes for {kind} ({mime}); it has {size}"
         )));
     }
-    let id = Uuid::now_v7();
-    let key = format!("{org}/{id}");
-    let sha256 = hex::encode(Sha256::digest(&bytes));
-    state
-        .media
-        .put(&key, bytes)
-        .await
-        .map_err(ApiError::Internal)?;
-    let now = state.now_ms();
     let txn = state.db.write().await?;
-    media::Entity::insert(media::ActiveModel {
-        id: Set(id),
-        organization_id: Set(org),
-        message_id: Set(None),
-        phone_number_id: Set(None),
-        origin: Set(MEDIA_UPLOAD.to_owned()),
-        provider: Set(String::new()),
-        platform_media_id: Set(String::new()),
-        mime_type: Set(Some(mime.clone())),
-        sha256: Set(Some(sha256.clone())),
-        filename: Set(filename.clone()),
-        size: Set(i64::try_from(size).ok()),
-        storage_key: Set(Some(key)),
-        status: Set(MEDIA_STORED.to_owned()),
-        attempts: Set(0),
-        next_attempt_at: Set(None),
-        claimed_until: Set(None),
-        expires_at: Set(0),
-        error: Set(None),
-        created_at: Set(now),
-    })
-    .exec_without_returning(&*txn)
-    .await?;
+    let (id, sha256) = keep(state, &txn, org, bytes, &mime, filename.clone()).await?;
     let answer = wm_types::messages::UploadedMedia {
         id,
         mime_type: mime,
@@ -305,4 +273,51 @@ pub async fn upload(
     crate::idempotency::seal(&txn, axum::http::StatusCode::CREATED, &answer).await?;
     txn.commit().await?;
     Ok(answer)
+}
+
+/// Keeps a file wm received (an upload, a website visitor's file) in the media store and
+/// its row in `txn`, STORED: its id and SHA-256.
+pub async fn keep(
+    state: &AppState,
+    txn: &crate::db::WriteTxn,
+    org: Uuid,
+    bytes: Vec<u8>,
+    mime: &str,
+    filename: Option<String>,
+) -> ApiResult<(Uuid, String)> {
+    use sha2::{Digest, Sha256};
+    let size = bytes.len() as u64;
+    let id = Uuid::now_v7();
+    let key = format!("{org}/{id}");
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    state
+        .media
+        .put(&key, bytes)
+        .await
+        .map_err(ApiError::Internal)?;
+    let now = state.now_ms();
+    media::Entity::insert(media::ActiveModel {
+        id: Set(id),
+        organization_id: Set(org),
+        message_id: Set(None),
+        phone_number_id: Set(None),
+        origin: Set(MEDIA_UPLOAD.to_owned()),
+        provider: Set(String::new()),
+        platform_media_id: Set(String::new()),
+        mime_type: Set(Some(mime.to_owned())),
+        sha256: Set(Some(sha256.clone())),
+        filename: Set(filename),
+        size: Set(i64::try_from(size).ok()),
+        storage_key: Set(Some(key)),
+        status: Set(MEDIA_STORED.to_owned()),
+        attempts: Set(0),
+        next_attempt_at: Set(None),
+        claimed_until: Set(None),
+        expires_at: Set(0),
+        error: Set(None),
+        created_at: Set(now),
+    })
+    .exec_without_returning(&**txn)
+    .await?;
+    Ok((id, sha256))
 }

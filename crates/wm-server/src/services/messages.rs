@@ -56,6 +56,8 @@ pub struct Received<'a> {
     pub platform: Option<Platform<'a>>,
     /// When the customer wrote it.
     pub written_at: i64,
+    /// A file wm keeps already (a website visitor's upload): the message's, nothing to fetch.
+    pub stored_media: Option<Uuid>,
 }
 
 /// Keeps a customer's message in its conversation, in the caller's transaction, with a
@@ -85,12 +87,14 @@ pub async fn record_inbound(
         }),
         None => None,
     };
-    // A file is fetched from the platform it came through: none, no media row.
-    let media_id = c
-        .media
-        .as_ref()
-        .filter(|_| r.platform.is_some())
-        .map(|_| Uuid::now_v7());
+    // A file is fetched from the platform it came through: none, no media row; one wm
+    // keeps already is the message's as it is.
+    let media_id = r.stored_media.or_else(|| {
+        c.media
+            .as_ref()
+            .filter(|_| r.platform.is_some())
+            .map(|_| Uuid::now_v7())
+    });
     let stored = Stored {
         platform_type: (c.kind == wm_types::messages::MessageType::Unsupported)
             .then(|| c.platform_type.clone()),
@@ -131,7 +135,17 @@ pub async fn record_inbound(
         },
     )
     .await?;
-    if let (Some(id), Some(media), Some(p)) = (media_id, c.media, r.platform) {
+    if let Some(id) = r.stored_media {
+        use sea_orm::sea_query::Expr;
+        crate::db::entities::media::Entity::update_many()
+            .col_expr(
+                crate::db::entities::media::Column::MessageId,
+                Expr::val(row.id),
+            )
+            .filter(crate::db::entities::media::Column::Id.eq(id))
+            .exec(conn)
+            .await?;
+    } else if let (Some(id), Some(media), Some(p)) = (media_id, c.media, r.platform) {
         let file = NewMedia {
             organization_id: org,
             message_id: row.id,

@@ -23,4 +23,5 @@ pub mod reports;
 pub mod sending;
 pub mod template_sync;
 pub mod wallet;
+pub mod webchat;
 pub mod webhooks;

@@ -11,14 +11,14 @@ use serde_json::{Value, json};
 use crate::support::{Org, Served, TestApp};
 
 /// A browser: keeps cookies, follows no redirect (the tests read them).
-struct Browser {
+pub(crate) struct Browser {
     http: reqwest::Client,
     origin: String,
     cookies: HashMap<String, String>,
 }
 
 /// One answer.
-struct Answer {
+pub(crate) struct Answer {
     status: u16,
     location: Option<String>,
     set_cookies: Vec<String>,
@@ -56,7 +56,7 @@ fn hidden(body: &str, name: &str) -> String {
 }
 
 impl Browser {
-    fn new(served: &Served) -> Browser {
+    pub(crate) fn new(served: &Served) -> Browser {
         Browser {
             http: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
@@ -67,7 +67,7 @@ impl Browser {
         }
     }
 
-    fn cookie_header(&self) -> String {
+    pub(crate) fn cookie_header(&self) -> String {
         self.cookies
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
@@ -129,7 +129,7 @@ impl Browser {
     }
 
     /// Signs in with `key`; returns the sign-in answer.
-    async fn sign_in(&mut self, key: &str) -> Answer {
+    pub(crate) async fn sign_in(&mut self, key: &str) -> Answer {
         let form = self.get("/console/sign-in").await;
         assert_eq!(form.status, 200);
         let token = form.csrf();
@@ -146,7 +146,12 @@ async fn served() -> (TestApp, Served) {
 
 /// The customer `external` (`name`) writes `text` through the operator's stand-in for the
 /// platform; the answer says which contact, conversation and message it became.
-async fn customer_writes(org: &Org<'_>, external: &str, name: &str, text: &str) -> Value {
+pub(crate) async fn customer_writes(
+    org: &Org<'_>,
+    external: &str,
+    name: &str,
+    text: &str,
+) -> Value {
     org.admin(
         Method::POST,
         "/inbound",
@@ -160,7 +165,7 @@ async fn customer_writes(org: &Org<'_>, external: &str, name: &str, text: &str) 
 }
 
 /// The id field `field` of an answer.
-fn id_of(v: &Value, field: &str) -> String {
+pub(crate) fn id_of(v: &Value, field: &str) -> String {
     v[field].as_str().expect(field).to_owned()
 }
 

@@ -300,6 +300,31 @@ impl TestApp {
         Served { base, stop, server }
     }
 
+    /// Another replica with its own connection pool (and so its own contact bell): what a
+    /// second process is. PostgreSQL only (`None` on SQLite, where one process owns the
+    /// file).
+    pub async fn separate_replica(&self) -> Option<TestApp> {
+        let Scratch::Pg(pg) = &*self.scratch else {
+            return None;
+        };
+        let db = Db::connect(&pg.url).await.expect("connect the replica");
+        let clock: Arc<dyn wm_core::time::Clock> = self.clock.clone();
+        let state = AppState::with_registry(
+            db,
+            clock,
+            self.state.settings.clone(),
+            self.state.registry.clone(),
+            self.state.secret_key.clone(),
+        );
+        let router = Router::new().nest("/api/v1", wm_server::router(state.clone()));
+        Some(TestApp {
+            state,
+            router,
+            clock: self.clock.clone(),
+            scratch: self.scratch.clone(),
+        })
+    }
+
     /// Whether the tests run on PostgreSQL (where replicas share the database).
     pub fn on_postgres(&self) -> bool {
         self.state.db.backend() == sea_orm::DbBackend::Postgres

@@ -2,32 +2,48 @@
 // live parts refresh themselves and the import shows its column mapping.
 "use strict";
 
-// An element with data-live="<url>" is replaced by the fragment at that URL every 2 s.
+// An element with data-live="<url>" is replaced by the fragment at that URL: every 2 s, or,
+// when it also has data-push="<event stream>", each time the server pushes that it changed.
 // When a fragment comes back without data-live (the job or campaign has ended), the whole
 // page is loaded again, so its other parts (buttons, tables) show the end state too.
-function poll(el) {
-  setTimeout(async () => {
-    try {
-      const r = await fetch(el.dataset.live, { credentials: "same-origin" });
-      if (r.redirected) { location.reload(); return; }
-      if (r.ok) {
-        const t = document.createElement("template");
-        t.innerHTML = (await r.text()).trim();
-        const next = t.content.firstElementChild;
-        if (next && !next.dataset.live) { location.reload(); return; }
-        // Unchanged: keep the nodes (a selection, the reader's place, no flicker).
-        if (next && next.isEqualNode(el)) { poll(el); return; }
-        if (next) {
-          el.replaceWith(next);
-          poll(next);
-          return;
-        }
-      }
-    } catch (e) { /* offline for a moment: try again */ }
-    poll(el);
-  }, 2000);
+// Returns the element now in the page (null: reloading).
+async function refresh(el) {
+  try {
+    const r = await fetch(el.dataset.live, { credentials: "same-origin" });
+    if (r.redirected) { location.reload(); return null; }
+    if (r.ok) {
+      const t = document.createElement("template");
+      t.innerHTML = (await r.text()).trim();
+      const next = t.content.firstElementChild;
+      if (next && !next.dataset.live) { location.reload(); return null; }
+      // Unchanged: keep the nodes (a selection, the reader's place, no flicker).
+      if (next && !next.isEqualNode(el)) { el.replaceWith(next); return next; }
+    }
+  } catch (e) { /* offline for a moment: the next change or tick tries again */ }
+  return el;
 }
-document.querySelectorAll("[data-live]").forEach(poll);
+function poll(el) {
+  setTimeout(async () => { const now = await refresh(el); if (now) poll(now); }, 2000);
+}
+function push(el) {
+  const id = el.id;
+  const source = new EventSource(el.dataset.push);
+  let busy = false, again = false;
+  const update = async () => {
+    if (busy) { again = true; return; }
+    busy = true;
+    do {
+      again = false;
+      const now = await refresh(document.getElementById(id) || el);
+      if (!now) { source.close(); return; }
+    } while (again);
+    busy = false;
+  };
+  source.addEventListener("changed", update);
+  // Reconnected after a drop: whatever changed meanwhile is read once.
+  source.addEventListener("open", update);
+}
+document.querySelectorAll("[data-live]").forEach((el) => (el.dataset.push ? push(el) : poll(el)));
 
 // One CSV record (quotes, doubled quotes, commas inside quotes).
 function csvRecord(line) {

@@ -19,6 +19,7 @@ pub fn routes() -> Router<Console> {
         .route("/console/inbox", get(list))
         .route("/console/inbox/{id}", get(thread::show))
         .route("/console/inbox/{id}/live", get(thread::live))
+        .route("/console/inbox/{id}/events", get(super::push::events))
         .route("/console/inbox/{id}/reply", post(thread::reply))
         .route("/console/inbox/{id}/file", post(super::reply_file::send))
         .route("/console/inbox/{id}/template", post(thread::template))

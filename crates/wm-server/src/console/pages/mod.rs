@@ -11,6 +11,7 @@ pub mod contacts;
 pub mod home;
 pub mod imports;
 pub mod inbox;
+pub mod push;
 pub mod reply_file;
 pub mod reports;
 pub mod sign_in;

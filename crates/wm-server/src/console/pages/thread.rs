@@ -196,7 +196,8 @@ pub async fn show(
 }
 
 /// The messages, oldest first. On the newest page of a conversation that is not resolved
-/// it refreshes itself (a customer's new message, a reply's statuses); when the window
+/// it refreshes itself when the server pushes that the thread changed (a customer's new
+/// message, a reply's statuses: [`super::push`]); when the window
 /// opens or closes meanwhile, the fragment comes without `data-live` and the page reloads
 /// (its reply box changes).
 fn thread_part(
@@ -208,8 +209,12 @@ fn thread_part(
 ) -> Markup {
     let live = (newest && c.status != ConversationStatus::Resolved)
         .then(|| format!("/console/inbox/{}/live?open={open}", c.id));
+    // Pushed: the page refreshes this part when the server says the thread changed.
+    let push = live
+        .as_ref()
+        .map(|_| format!("/console/inbox/{}/events", c.id));
     html! {
-        div id="thread-part" data-live=[live] {
+        div id="thread-part" data-live=[live] data-push=[push] {
             ol.thread id="thread" aria-label="Messages, oldest first" {
                 @for m in messages.data.iter().rev() { (message(m, tz)) }
             }

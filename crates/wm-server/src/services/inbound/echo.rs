@@ -117,6 +117,7 @@ pub async fn apply(
     .await?;
     crate::services::announce::message(&*txn, org, row, now).await?;
     txn.commit().await?;
+    state.db.ring(person.contact.id).await;
     Ok(true)
 }
 
@@ -187,5 +188,6 @@ pub async fn watermark(
         statuses::apply(&*txn, Some(org), &update, now).await?;
     }
     txn.commit().await?;
+    state.db.ring(found.contact.id).await;
     Ok(due.len())
 }

@@ -101,6 +101,7 @@ async fn inbound_written(
         context_id: None,
         platform: None,
         at_ms,
+        stored_media: None,
     };
     let applied = apply(state, org, arrival).await?;
     // Only a platform message id is ever found seen.
@@ -119,6 +120,8 @@ struct Arrival {
     context_id: Option<String>,
     platform: Option<Source>,
     at_ms: Option<i64>,
+    /// A file wm keeps already (a website visitor's upload).
+    stored_media: Option<Uuid>,
 }
 
 /// The platform a message came through.
@@ -175,6 +178,19 @@ pub async fn platform_message(
     at: At,
     m: InboundMessage,
 ) -> ApiResult<Option<InboundResult>> {
+    channel_message(state, org, provider, at, m, None).await
+}
+
+/// [`platform_message`] for a channel wm itself carries (a website chat), whose file (if
+/// any) wm keeps already as `stored_media`.
+pub async fn channel_message(
+    state: &AppState,
+    org: Uuid,
+    provider: &std::sync::Arc<Provider>,
+    at: At,
+    m: InboundMessage,
+    stored_media: Option<Uuid>,
+) -> ApiResult<Option<InboundResult>> {
     let arrival = Arrival {
         channel_type: provider.descriptor.channel_type,
         provider: Some(provider.clone()),
@@ -188,6 +204,7 @@ pub async fn platform_message(
             at,
         }),
         at_ms: m.at_ms,
+        stored_media,
     };
     apply(state, org, arrival).await
 }
@@ -356,11 +373,13 @@ async fn apply_once(
             media_ttl_ms: descriptor.map_or(0, |d| d.inbound_media_ms),
         }),
         written_at,
+        stored_media: arrival.stored_media,
     };
     let message = messages::record_inbound(&*txn, received, now).await?;
     let replied_campaign =
         sending::mark_replied(&*txn, org, contact_id, replied_to, Some(message), now).await?;
     txn.commit().await?;
+    state.db.ring(contact_id).await;
     // A media file to fetch now rather than at the fetcher's next look.
     state.media_wake.notify_one();
     Ok(Some(InboundResult {

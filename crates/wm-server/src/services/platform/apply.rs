@@ -227,6 +227,16 @@ pub(super) async fn apply_to_org(
             let txn = state.db.write().await?;
             statuses::apply(&*txn, Some(org), &update, state.now_ms()).await?;
             txn.commit().await?;
+            // Whoever watches that person's thread sees the status move.
+            if let Some(m) = crate::db::messages::by_platform_id(
+                &state.db.conn,
+                org,
+                &update.provider_message_id,
+            )
+            .await?
+            {
+                state.db.ring(m.contact_id).await;
+            }
         }
         PlatformEvent::Inbound(m) => {
             let id = m.message_id.clone();

@@ -80,7 +80,9 @@ async fn send_one(state: &AppState, m: &message::Model) -> anyhow::Result<Settle
         return refuse(state, &attempt, "the account it was sent from is gone").await;
     };
     let halt = AtomicBool::new(false);
-    send(state, &attempt, &sender, &halt, build(state, m, &sender)).await
+    let settled = send(state, &attempt, &sender, &halt, build(state, m, &sender)).await;
+    state.db.ring(m.contact_id).await;
+    settled
 }
 
 /// Fails a message that cannot be sent at all (no account to send it from).

@@ -459,6 +459,7 @@ pub async fn send(
     // it leaves: it commits with the reply.
     crate::idempotency::seal(&txn, axum::http::StatusCode::CREATED, &message).await?;
     txn.commit().await?;
+    state.db.ring(c.contact_id).await;
     state.reply_wake.notify_one();
     Ok(message)
 }
