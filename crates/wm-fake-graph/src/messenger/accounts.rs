@@ -93,6 +93,13 @@ impl FakeGraph {
         true
     }
 
+    /// The next message sent to this PSID/IGSID is accepted (recorded, echoed when echoes
+    /// are on) and never answered: the HTTP exchange hangs until the fake shuts down, as a
+    /// call whose outcome the sender cannot know.
+    pub fn hang_next_messenger_response(&self, scoped_id: &str) {
+        self.msgr().hang_next.insert(scoped_id.to_owned());
+    }
+
     /// Makes profile reads of this PSID/IGSID fail with `code` (e.g. 2 transient, 1,
     /// 4, 613, 230, or the subcodes 2018218 / 2018247, answered under code 100); `None`
     /// clears it. Returns whether such a person is registered.

@@ -370,6 +370,9 @@ pub(crate) async fn handle(fake: FakeGraph, id: String, req: Request) -> Respons
                     }
                 });
             }
+            if fake.msgr().hang_next.remove(&send.recipient) {
+                fake.shared.shutting_down().await;
+            }
             Json(answer).into_response()
         }
     }

@@ -87,6 +87,8 @@ pub(crate) struct Store {
     pub attachments: HashMap<String, Attachment>,
     pub cdn: HashMap<String, CdnFile>,
     pub sends: Vec<MessengerSend>,
+    /// Scoped ids whose next accepted message is never answered (the exchange hangs).
+    pub hang_next: HashSet<String>,
     pub sender_actions: Vec<MessengerSenderAction>,
     /// Accounts whose sends are echoed.
     pub echoes: HashSet<String>,
@@ -107,6 +109,7 @@ impl Default for Store {
             attachments: HashMap::new(),
             cdn: HashMap::new(),
             sends: Vec::new(),
+            hang_next: HashSet::new(),
             sender_actions: Vec::new(),
             echoes: HashSet::new(),
             page_webhook: None,

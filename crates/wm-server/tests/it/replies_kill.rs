@@ -99,23 +99,7 @@ async fn a_reply_is_sent_at_most_once_across_a_kill_9() {
     })
     .await
     .unwrap();
-    let mut conversation = None;
-    for _ in 0..100 {
-        let (_, list) = call(
-            &http,
-            Method::GET,
-            format!("{base}/conversations"),
-            &key,
-            None,
-        )
-        .await;
-        if let Some(id) = list["data"][0]["id"].as_str() {
-            conversation = Some(id.to_owned());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let c = conversation.expect("the customer's message opened a conversation");
+    let c = first_conversation(&http, &base, &key).await;
 
     // The platform takes the reply, never answers and posts no status for it; the sender is
     // killed mid-call.
@@ -151,15 +135,31 @@ async fn a_reply_is_sent_at_most_once_across_a_kill_9() {
 
     // Another process takes over the same database: it never sends the reply again, and
     // fails it once the reconciliation window (3 s here) has passed.
-    let mut b = replica(&db, &fake.url(), port_b, &dir);
+    let b = replica(&db, &fake.url(), port_b, &dir);
+    settles_unknown_once(&http, b, &key, &c, &id, || fake.accepted_count()).await;
+    fake.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// On the replica that took over from a killed one: the reply `id` of conversation `c` is
+/// failed "Outcome unknown" once the reconciliation window passes, and the platform saw one
+/// call (`calls`), never a second.
+async fn settles_unknown_once(
+    http: &reqwest::Client,
+    mut b: Replica,
+    key: &str,
+    c: &str,
+    id: &str,
+    calls: impl Fn() -> usize,
+) {
     let base = b.base();
-    healthy(&http, &base).await;
+    healthy(http, &base).await;
     let mut settled = None;
     for _ in 0..100 {
-        let m = thread(&http, &base, &key, &c)
+        let m = thread(http, &base, key, c)
             .await
             .into_iter()
-            .find(|m| m["id"] == id.as_str());
+            .find(|m| m["id"] == id);
         if m.as_ref().is_some_and(|m| m["status"] != "PENDING") {
             settled = m;
             break;
@@ -170,9 +170,118 @@ async fn a_reply_is_sent_at_most_once_across_a_kill_9() {
     assert_eq!(m["status"], "FAILED", "{m}");
     let why = m["errorMessage"].as_str().unwrap_or_default();
     assert!(why.starts_with("Outcome unknown"), "{m}");
-    assert_eq!(fake.accepted_count(), 1, "sent at most once");
+    assert_eq!(calls(), 1, "sent at most once");
     b.child.kill().ok();
     b.child.wait().ok();
+}
+
+/// The same on Messenger: the Page's Send API takes the reply and never answers; the
+/// sender is killed mid-call; the next replica sends nothing again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_messenger_reply_is_sent_at_most_once_across_a_kill_9() {
+    use crate::meta_kit::{PAGE, PAGE_TOKEN, PSID};
+    use wm_fake_graph::{FakeGraph, FakeGraphOptions, PageSpec, WebhookConfig, Write};
+
+    let dir = std::env::temp_dir().join(format!("wm-replies-kill-{}", uuid::Uuid::now_v7()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (db, _) = process_database("WM_TEST_DATABASE_URL", &dir).await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let (port_a, port_b) = (free_port(), free_port());
+    let fake = FakeGraph::start(FakeGraphOptions::default())
+        .await
+        .expect("fake graph");
+    fake.register_page(PageSpec {
+        page_id: PAGE.into(),
+        access_token: PAGE_TOKEN.into(),
+        name: "Tienda".into(),
+        instagram_id: None,
+        human_agent: false,
+    });
+    // No echo either: nothing but the reconciliation window may settle the reply.
+    fake.set_echoes(PAGE, false);
+    let mut a = replica(&db, &fake.url(), port_a, &dir);
+    let base = a.base();
+    healthy(&http, &base).await;
+    fake.configure_messenger_webhook(Some(WebhookConfig {
+        url: format!("{base}/platform/messenger/webhook"),
+        app_secret: WA_SECRET.to_owned(),
+        statuses: Default::default(),
+        retry: Default::default(),
+    }));
+    let (org, user) = organisation(&http, &base, "Kill").await;
+    let admin = |path: &str| format!("{base}/admin/organizations/{org}{path}");
+    let (s, page) = call(
+        &http,
+        Method::POST,
+        admin("/channels/messenger"),
+        ADMIN,
+        Some(json!({"pageId": PAGE, "name": "Tienda", "accessToken": PAGE_TOKEN})),
+    )
+    .await;
+    assert_eq!(s, 201, "{page}");
+    let (_, key) = call(
+        &http,
+        Method::POST,
+        admin("/api-keys"),
+        ADMIN,
+        Some(json!({"name": "k", "userId": user, "scopes": ["conversations:read", "conversations:write"]})),
+    )
+    .await;
+    let key = key["key"].as_str().unwrap().to_owned();
+    fake.messenger_write(Write::text(PAGE, PSID, "Hola"))
+        .await
+        .unwrap();
+    let c = first_conversation(&http, &base, &key).await;
+
+    fake.hang_next_messenger_response(PSID);
+    let (s, reply) = call(
+        &http,
+        Method::POST,
+        format!("{base}/conversations/{c}/messages"),
+        &key,
+        Some(json!({"type": "TEXT", "text": {"body": "Enseguida le ayudo"}})),
+    )
+    .await;
+    assert_eq!(s, 201, "{reply}");
+    let id = reply["id"].as_str().unwrap().to_owned();
+    let sent = || {
+        fake.messenger_sends()
+            .iter()
+            .filter(|m| m.recipient == PSID)
+            .count()
+    };
+    for _ in 0..100 {
+        if sent() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(sent(), 1, "the call reached the Page's Send API");
+    a.child.kill().unwrap(); // SIGKILL
+    a.child.wait().unwrap();
+
+    let b = replica(&db, &fake.url(), port_b, &dir);
+    settles_unknown_once(&http, b, &key, &c, &id, sent).await;
     fake.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The first conversation the key sees, once the customer's message has opened it.
+async fn first_conversation(http: &reqwest::Client, base: &str, key: &str) -> String {
+    for _ in 0..100 {
+        let (_, list) = call(
+            http,
+            Method::GET,
+            format!("{base}/conversations"),
+            key,
+            None,
+        )
+        .await;
+        if let Some(id) = list["data"][0]["id"].as_str() {
+            return id.to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the customer's message opened no conversation");
 }
