@@ -270,6 +270,48 @@ impl ListQuery {
     }
 }
 
+/// A list's table, written once for every list page: `caption` (read by screen readers),
+/// the column `heads` (a head starting with `#` is a number column), the `rows`, and `none`,
+/// what to say when there are no rows. `id` names a table the script or tests look for.
+pub fn table(
+    id: Option<&str>,
+    caption: &str,
+    heads: &[&str],
+    rows: Markup,
+    none: Option<&str>,
+) -> Markup {
+    html! {
+        div.table-wrap {
+            table id=[id] {
+                caption.muted { (caption) }
+                thead {
+                    tr {
+                        @for h in heads {
+                            @if let Some(n) = h.strip_prefix('#') { th.num { (n) } } @else { th { (h) } }
+                        }
+                    }
+                }
+                tbody { (rows) }
+            }
+        }
+        @if let Some(none) = none { p.muted { (none) } }
+    }
+}
+
+/// A list's search box at `action`, keeping the list's current tab (`tab_param=tab`).
+pub fn search_box(action: &str, tab_param: &str, tab: &str, q: &str) -> Markup {
+    html! {
+        form.inline method="get" action=(action) role="search" {
+            input type="hidden" name=(tab_param) value=(tab);
+            div.field {
+                label for="f-q" { "Search" }
+                input id="f-q" type="search" name="q" value=(q) maxlength="100";
+            }
+            button type="submit" { "Search" }
+        }
+    }
+}
+
 /// Previous / next links of a paged list; `link(page)` gives a page's URL.
 pub fn pager(meta: &PageMeta, link: impl Fn(u64) -> String) -> Markup {
     html! {

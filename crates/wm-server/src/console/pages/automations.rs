@@ -12,7 +12,7 @@ use crate::console::api::with_query;
 use crate::console::context::Console;
 use crate::console::page::{Page, PageResult, page};
 use crate::console::session::Session;
-use crate::console::view::{ListQuery, Tabs, badge, money, pager, when, when_opt};
+use crate::console::view::{ListQuery, Tabs, badge, money, pager, table, when, when_opt};
 
 /// The automation routes.
 pub fn routes() -> Router<Console> {
@@ -61,11 +61,11 @@ async fn list(
             }
             @if let Some(example) = &sum.failure_example { p.flash.error role="alert" { "Latest failure: " (example) } }
             (tabs.render("Automation tabs", &counts, |key| format!("/console/automations?tab={key}")))
-            div.table-wrap {
-                table {
-                    caption.muted { (current) " automations" }
-                    thead { tr { th { "Name" } th { "Status" } th { "Trigger" } th { "Steps" } th.num { "Runs (7 days)" } th { "Last run" } } }
-                    tbody {
+            (table(
+                None,
+                &format!("{current} automations"),
+                &["Name", "Status", "Trigger", "Steps", "#Runs (7 days)", "Last run"],
+                html! {
                         @for a in &list.data {
                             tr {
                                 td { a href={ "/console/automations/" (a.id) } { (a.name) } }
@@ -76,10 +76,9 @@ async fn list(
                                 td { (when_opt(s.tz, a.last_run_at.as_ref())) }
                             }
                         }
-                    }
-                }
-            }
-            @if list.data.is_empty() { p.muted { "No automation here." } }
+                },
+                list.data.is_empty().then_some("No automation here."),
+            ))
         },
     ))
 }
@@ -128,11 +127,11 @@ async fn show(
             }
             h2 { "Runs" }
             (results.render("Run results", &[], |key| link(key, 1)))
-            div.table-wrap {
-                table {
-                    caption.muted { "Runs, newest first" }
-                    thead { tr { th { "Contact" } th { "Result" } th { "Steps" } th { "Started" } th { "Finished" } th { "Error" } } }
-                    tbody {
+            (table(
+                None,
+                "Runs, newest first",
+                &["Contact", "Result", "Steps", "Started", "Finished", "Error"],
+                html! {
                         @for r in &runs.data {
                             tr {
                                 td {
@@ -147,10 +146,9 @@ async fn show(
                                 td { (r.error.as_deref().unwrap_or("")) }
                             }
                         }
-                    }
-                }
-            }
-            @if runs.data.is_empty() { p.muted { "No run here." } }
+                },
+                runs.data.is_empty().then_some("No run here."),
+            ))
             (pager(&runs.meta, |p| link(result, p)))
         },
     ))

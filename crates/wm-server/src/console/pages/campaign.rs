@@ -23,7 +23,7 @@ use crate::console::context::Console;
 use crate::console::page::{Page, PageResult, done, failed, page, problem, redirect};
 use crate::console::session::{Flash, Session};
 use crate::console::view::{
-    Fields, ListQuery, Tabs, badge, hidden, local_time, money, pager, pct, when_opt,
+    Fields, ListQuery, Tabs, badge, hidden, local_time, money, pager, pct, table, when_opt,
 };
 
 const FILTERS: [(&str, &str); 6] = [
@@ -109,11 +109,11 @@ pub async fn show(
             section aria-labelledby="recipients-h" {
                 h2 id="recipients-h" { "Recipients" }
                 (filters.render("Recipient filters", &counts, |key| link(key, 1)))
-                div.table-wrap {
-                    table id="recipients" {
-                        caption.muted { (current) " recipients" }
-                        thead { tr { th { "Contact" } th { "Phone" } th { "Market" } th { "Status" } th { "Sent" } th.num { "Cost" } th { "Error" } } }
-                        tbody {
+                (table(
+                    Some("recipients"),
+                    &format!("{current} recipients"),
+                    &["Contact", "Phone", "Market", "Status", "Sent", "#Cost", "Error"],
+                    html! {
                             @for r in &recipients.data {
                                 tr {
                                     td { a href={ "/console/contacts/" (r.contact.id) } { (r.contact.full_name.as_deref().unwrap_or("Unnamed contact")) } }
@@ -125,10 +125,9 @@ pub async fn show(
                                     td { (r.error_message.as_deref().unwrap_or("")) }
                                 }
                             }
-                        }
-                    }
-                }
-                @if recipients.data.is_empty() { p.muted { "No recipient here." } }
+                    },
+                    recipients.data.is_empty().then_some("No recipient here."),
+                ))
                 (pager(&recipients.meta, |p| link(filter, p)))
             }
         },

@@ -18,8 +18,8 @@ use crate::console::context::Console;
 use crate::console::page::{Page, PageResult, done, failed, flash_box, page, problem, redirect};
 use crate::console::session::{Flash, Session};
 use crate::console::view::{
-    Fields, ListQuery, Tabs, badge, hidden, input, money, pager, pct, select, template_variables,
-    when_opt,
+    Fields, ListQuery, Tabs, badge, hidden, input, money, pager, pct, search_box, select, table,
+    template_variables, when_opt,
 };
 
 /// The campaign routes.
@@ -79,19 +79,12 @@ async fn list(
                 (pct(sum.read_pct)) " read · " (sum.replies) " replies · spend " (money(sum.spend, ""))
             }
             (tabs.render("Campaign tabs", &counts, |key| link(key, 1)))
-            form.inline method="get" action="/console/campaigns" role="search" {
-                input type="hidden" name="tab" value=(tab);
-                div.field {
-                    label for="f-q" { "Search" }
-                    input id="f-q" type="search" name="q" value=(q.q) maxlength="100";
-                }
-                button type="submit" { "Search" }
-            }
-            div.table-wrap {
-                table {
-                    caption.muted { (current) " campaigns" }
-                    thead { tr { th { "Name" } th { "Status" } th { "Template" } th.num { "Recipients" } th.num { "Progress" } th { "Started" } } }
-                    tbody {
+            (search_box("/console/campaigns", "tab", tab, &q.q))
+            (table(
+                None,
+                &format!("{current} campaigns"),
+                &["Name", "Status", "Template", "#Recipients", "#Progress", "Started"],
+                html! {
                         @for c in &list.data {
                             tr {
                                 td { a href={ "/console/campaigns/" (c.id) } { (c.name) } }
@@ -102,10 +95,9 @@ async fn list(
                                 td { (when_opt(s.tz, c.started_at.as_ref())) }
                             }
                         }
-                    }
-                }
-            }
-            @if list.data.is_empty() { p.muted { "No campaign here." } }
+                },
+                list.data.is_empty().then_some("No campaign here."),
+            ))
             (pager(&list.meta, |p| link(tab, p)))
         },
     ))

@@ -11,7 +11,7 @@ use wm_types::lookups::List;
 use crate::console::context::Console;
 use crate::console::page::{Page, PageResult, page};
 use crate::console::session::Session;
-use crate::console::view::{badge, when};
+use crate::console::view::{badge, table, when};
 
 /// The catalog routes.
 pub fn routes() -> Router<Console> {
@@ -29,11 +29,11 @@ async fn templates(State(_): State<Console>, s: Session) -> PageResult<Page> {
         "Templates",
         html! {
             h1 { "Templates" }
-            div.table-wrap {
-                table {
-                    caption.muted { "Message templates, as the platform approved them" }
-                    thead { tr { th { "Name" } th { "Language" } th { "Category" } th { "Status" } th { "Text" } th { "Variables" } } }
-                    tbody {
+            (table(
+                None,
+                "Message templates, as the platform approved them",
+                &["Name", "Language", "Category", "Status", "Text", "Variables"],
+                html! {
                         @for t in &list.data {
                             tr {
                                 td { (t.name) }
@@ -44,10 +44,9 @@ async fn templates(State(_): State<Console>, s: Session) -> PageResult<Page> {
                                 td { (t.variables.join(", ")) }
                             }
                         }
-                    }
-                }
-            }
-            @if list.data.is_empty() { p.muted { "No template yet." } }
+                },
+                list.data.is_empty().then_some("No template yet."),
+            ))
         },
     ))
 }
@@ -61,11 +60,11 @@ async fn numbers(State(_): State<Console>, s: Session) -> PageResult<Page> {
         "Sender numbers",
         html! {
             h1 { "Sender numbers" }
-            div.table-wrap {
-                table {
-                    caption.muted { "The numbers campaigns and replies are sent from" }
-                    thead { tr { th { "Name" } th { "Number" } th { "Quality" } th.num { "Messages per second" } th { "Platform id" } th { "Token" } th { "Added" } } }
-                    tbody {
+            (table(
+                None,
+                "The numbers campaigns and replies are sent from",
+                &["Name", "Number", "Quality", "#Messages per second", "Platform id", "Token", "Added"],
+                html! {
                         @for n in &list.data {
                             tr {
                                 td { (n.display_name) }
@@ -77,10 +76,9 @@ async fn numbers(State(_): State<Console>, s: Session) -> PageResult<Page> {
                                 td { (when(s.tz, &n.created_at)) }
                             }
                         }
-                    }
-                }
-            }
-            @if list.data.is_empty() { p.muted { "No sender number yet." } }
+                },
+                list.data.is_empty().then_some("No sender number yet."),
+            ))
         },
     ))
 }

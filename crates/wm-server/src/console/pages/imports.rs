@@ -24,7 +24,7 @@ use crate::console::context::Console;
 use crate::console::page::{Page, PageResult, done, failed, page, redirect};
 use crate::console::session::Session;
 use crate::console::upload::{self, Upload};
-use crate::console::view::{badge, hidden, when, when_opt};
+use crate::console::view::{badge, hidden, table, when, when_opt};
 
 /// The import routes.
 pub fn routes() -> Router<Console> {
@@ -64,11 +64,11 @@ async fn list(State(_): State<Console>, s: Session) -> PageResult<Page> {
             @if s.can(Scope::ContactsWrite) {
                 p { a.button href="/console/imports/new" { "Import contacts" } }
             }
-            div.table-wrap {
-                table {
-                    caption.muted { "Imports, newest first" }
-                    thead { tr { th { "File" } th { "Status" } th.num { "Rows" } th.num { "Created" } th.num { "Refused" } th { "Uploaded" } } }
-                    tbody {
+            (table(
+                None,
+                "Imports, newest first",
+                &["File", "Status", "#Rows", "#Created", "#Refused", "Uploaded"],
+                html! {
                         @for j in &jobs.data {
                             tr {
                                 td { a href={ "/console/imports/" (j.id) } { (j.file_name.as_deref().unwrap_or("(no name)")) } }
@@ -79,10 +79,9 @@ async fn list(State(_): State<Console>, s: Session) -> PageResult<Page> {
                                 td { (when(s.tz, &j.created_at)) }
                             }
                         }
-                    }
-                }
-            }
-            @if jobs.data.is_empty() { p.muted { "Nothing imported yet." } }
+                },
+                jobs.data.is_empty().then_some("Nothing imported yet."),
+            ))
         },
     ))
 }

@@ -11,7 +11,7 @@ use super::thread;
 use crate::console::context::Console;
 use crate::console::page::{Page, PageResult, page};
 use crate::console::session::Session;
-use crate::console::view::{ListQuery, Tabs, badge, channel_name, pager, when};
+use crate::console::view::{ListQuery, Tabs, badge, channel_name, pager, search_box, table, when};
 
 /// The inbox routes.
 pub fn routes() -> Router<Console> {
@@ -60,19 +60,12 @@ async fn list(
                 (sum.oldest_waiting_minutes) " min · " (sum.resolved_today) " resolved today"
             }
             (tabs.render("Conversation tabs", &counts, |key| link(key, 1)))
-            form.inline method="get" action="/console/inbox" role="search" {
-                input type="hidden" name="filter" value=(filter);
-                div.field {
-                    label for="f-q" { "Search" }
-                    input id="f-q" type="search" name="q" value=(q.q) maxlength="100";
-                }
-                button type="submit" { "Search" }
-            }
-            div.table-wrap {
-                table {
-                    caption.muted { (current) " conversations" }
-                    thead { tr { th { "Contact" } th { "Status" } th { "Channel" } th { "Assigned to" } th { "Window" } th { "Last activity" } } }
-                    tbody {
+            (search_box("/console/inbox", "filter", filter, &q.q))
+            (table(
+                None,
+                &format!("{current} conversations"),
+                &["Contact", "Status", "Channel", "Assigned to", "Window", "Last activity"],
+                html! {
                         @for c in &list.data {
                             tr {
                                 td { a href={ "/console/inbox/" (c.id) } { (c.contact.full_name.as_deref().or(c.contact.primary_phone.as_deref()).unwrap_or("Unnamed contact")) } }
@@ -83,10 +76,9 @@ async fn list(
                                 td { (when(s.tz, &c.updated_at)) }
                             }
                         }
-                    }
-                }
-            }
-            @if list.data.is_empty() { p.muted { "No conversation here." } }
+                },
+                list.data.is_empty().then_some("No conversation here."),
+            ))
             (pager(&list.meta, |p| link(filter, p)))
         },
     ))

@@ -24,7 +24,7 @@ use crate::console::page::{
 };
 use crate::console::session::{self, Flash, Session};
 use crate::console::view::{
-    Fields, badge, checkbox, delete_form, hidden, input, pager, when, when_opt,
+    Fields, badge, checkbox, delete_form, hidden, input, pager, table, when, when_opt,
 };
 
 /// The cookie that carries a new webhook's secret to the one page that shows it.
@@ -56,11 +56,11 @@ async fn list(State(_): State<Console>, s: Session) -> PageResult<Response> {
             @if s.can(Scope::WebhooksWrite) {
                 p { a.button href="/console/webhooks/new" { "New webhook" } }
             }
-            div.table-wrap {
-                table {
-                    caption.muted { "Endpoints that receive wm's events" }
-                    thead { tr { th { "URL" } th { "Status" } th { "Events" } th.num { "Failures in a row" } th { "Created" } } }
-                    tbody {
+            (table(
+                None,
+                "Endpoints that receive wm's events",
+                &["URL", "Status", "Events", "#Failures in a row", "Created"],
+                html! {
                         @for w in &hooks.data {
                             tr {
                                 td { a href={ "/console/webhooks/" (w.id) } { (w.url) } }
@@ -70,10 +70,9 @@ async fn list(State(_): State<Console>, s: Session) -> PageResult<Response> {
                                 td { (when(s.tz, &w.created_at)) }
                             }
                         }
-                    }
-                }
-            }
-            @if hooks.data.is_empty() { p.muted { "No webhook yet." } }
+                },
+                hooks.data.is_empty().then_some("No webhook yet."),
+            ))
         },
     )
     .into_response())
