@@ -18,6 +18,8 @@
 //!   (`services::replies::deliver`, claim + call + record) unpaced. Anchor: the same number of
 //!   bare HTTP POSTs of the same body to the fake's send endpoint.
 //!
+//! - The same two for Messenger and Instagram (`meta.rs`), in the same run.
+//!
 //! `cargo bench -p wm-benches --bench messages` (SQLite file);
 //! `WM_BENCH_DATABASE_URL=postgres://… cargo bench -p wm-benches --bench messages`.
 
@@ -38,6 +40,7 @@ use wm_types::messages::{MessageDirection, MessageStatus, MessageType};
 
 #[path = "../crates/wm-server/tests/it/replicas_harness.rs"]
 mod harness;
+mod meta;
 
 const PNID: &str = "109000000000001";
 
@@ -529,6 +532,10 @@ async fn main() -> anyhow::Result<()> {
     println!("{}", inbound_rate(&o2, inbound, inbound / 4).await?);
     let _ = rustls::crypto::ring::default_provider().install_default();
     println!("{}", replies(&url, env_usize("REPLIES", 1_000)).await?);
+    println!(
+        "{}",
+        meta::run(&url, inbound, env_usize("REPLIES", 1_000)).await?
+    );
     if let Some(dir) = dir {
         let _ = std::fs::remove_dir_all(dir);
     }
