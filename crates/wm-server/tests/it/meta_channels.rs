@@ -460,3 +460,65 @@ async fn bad_signatures_unknown_accounts_and_refused_tokens_are_answered_clearly
     assert_eq!(ch["status"], "ACTIVE");
     assert!(ch.get("accessToken").is_none());
 }
+
+#[tokio::test]
+async fn a_channel_is_instagram_automation_runs_for_instagram_people_only() {
+    let meta = Meta::start(false).await;
+    let org = meta.app.org().await;
+    meta.connect(&org, false).await;
+    meta.write(Write::text(IG, IGSID, "Oi")).await;
+    meta.write(Write::text(PAGE, PSID, "Hola")).await;
+    org.admin(
+        Method::POST,
+        "/automations",
+        Some(json!({
+            "name": "Tag Instagram customers", "status": "ACTIVE",
+            "triggerType": "LIFECYCLE_STAGE_ENTERED", "triggerConfig": {"stage": "Customer"},
+            "createdByUserId": org.user_id,
+            "steps": [
+                {"type": "CONDITION", "config": {"kind": "CHANNEL_IS", "value": "SOCIAL_APP_A"}},
+                {"type": "ACTION", "config": {"kind": "ADD_TAG", "value": "instagram"}}
+            ]
+        })),
+    )
+    .await
+    .ok(201);
+    let customer = org.stage("Customer").await;
+    let people = org.get("/contacts").await.ok(200)["data"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(people.len(), 2, "{people:?}");
+    for p in &people {
+        org.patch(
+            &format!("/contacts/{}", p.id()),
+            json!({"lifecycleStageId": customer}),
+        )
+        .await
+        .ok(200);
+    }
+    meta.app.automation_pass().await;
+    let tagged = |channel: &str| {
+        let org = &org;
+        let channel = channel.to_owned();
+        async move {
+            let people = org.get("/contacts").await.ok(200)["data"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let p = people
+                .iter()
+                .find(|p| p["identities"][0]["channelType"] == channel.as_str())
+                .cloned()
+                .unwrap_or_else(|| panic!("no {channel} contact in {people:?}"));
+            p["tags"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t == "instagram"))
+        }
+    };
+    assert!(
+        tagged("SOCIAL_APP_A").await,
+        "the Instagram person is tagged"
+    );
+    assert!(!tagged("SOCIAL_MSG_A").await, "the Messenger person is not");
+}
