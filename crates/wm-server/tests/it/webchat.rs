@@ -12,7 +12,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{Org, TestApp};
+use crate::support::{IdOf, Org, TestApp};
 
 const SITE: &str = "https://shop.example";
 
@@ -582,4 +582,61 @@ async fn a_reply_posted_on_one_replica_reaches_a_visitor_connected_to_another() 
         }
     };
     assert_eq!(e.data["text"], "Desde la otra réplica");
+}
+
+#[tokio::test]
+async fn a_channel_is_webchat_automation_runs_for_visitors() {
+    let app = TestApp::whatsapp("http://127.0.0.1:9", |_| {}).await;
+    let org = app.org().await;
+    let (chat, _served) = Chat::create(&app, &org).await;
+    let visitor = chat.visitor().await;
+    chat.write(&visitor, "Hola desde la web", "c-1").await;
+    org.admin(
+        Method::POST,
+        "/inbound",
+        Some(json!({"channelType": "MESSAGING_APP_A", "externalId": "5215512345678", "text": "Hola"})),
+    )
+    .await
+    .ok(200);
+    org.admin(
+        Method::POST,
+        "/automations",
+        Some(json!({
+            "name": "Tag website visitors", "status": "ACTIVE",
+            "triggerType": "LIFECYCLE_STAGE_ENTERED", "triggerConfig": {"stage": "Customer"},
+            "createdByUserId": org.user_id,
+            "steps": [
+                {"type": "CONDITION", "config": {"kind": "CHANNEL_IS", "value": "WEBCHAT"}},
+                {"type": "ACTION", "config": {"kind": "ADD_TAG", "value": "web"}}
+            ]
+        })),
+    )
+    .await
+    .ok(201);
+    let customer = org.stage("Customer").await;
+    let people = org.get("/contacts").await.ok(200)["data"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(people.len(), 2, "{people:?}");
+    for p in &people {
+        org.patch(
+            &format!("/contacts/{}", p.id()),
+            json!({"lifecycleStageId": customer}),
+        )
+        .await
+        .ok(200);
+    }
+    app.automation_pass().await;
+    let people = org.get("/contacts").await.ok(200)["data"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for p in &people {
+        let web = p["identities"][0]["channelType"] == "WEBCHAT";
+        let tagged = p["tags"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t == "web"));
+        assert_eq!(tagged, web, "{p}");
+    }
 }
