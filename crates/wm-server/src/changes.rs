@@ -104,8 +104,10 @@ async fn listen_once(state: &AppState) -> Result<(), sea_orm::sqlx::Error> {
     listener
         .listen_all([CHANNEL, crate::db::bell::CHANNEL])
         .await?;
-    // Announcements made before this point were missed.
+    // Announcements made before this point were missed; so were rings: every watcher
+    // looks again.
     clear_all(state);
+    state.db.bell().ring_all_here();
     state.health.set_listening(true);
     let out = loop {
         match listener.try_recv().await {

@@ -5,7 +5,8 @@
 //! A ring wakes this process's watchers of that contact and, on PostgreSQL, is announced
 //! with `NOTIFY` on [`CHANNEL`] so every replica's watchers wake too (their listener rings
 //! them here). A watcher reads from the database after each wake, so a ring lost to a
-//! dropped listener is only a delay: watchers also look on their own every few seconds.
+//! dropped listener is only a delay: when the listener reconnects it wakes every watcher
+//! here, and watchers also look on their own every few minutes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -59,6 +60,22 @@ impl Bell {
             .get(&contact)
             .and_then(Weak::upgrade);
         if let Some(n) = n {
+            n.notify_waiters();
+        }
+    }
+
+    /// Wakes every watcher of this process: rings may have been missed (the listener of
+    /// the other replicas' rings reconnected), so each looks again.
+    pub fn ring_all_here(&self) {
+        let all: Vec<Arc<Notify>> = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .by_contact
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for n in all {
             n.notify_waiters();
         }
     }

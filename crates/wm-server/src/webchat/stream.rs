@@ -23,9 +23,20 @@ use crate::services::webchat::reading::{self, Cursor};
 use crate::services::webchat::{Site, newcomer};
 use crate::state::AppState;
 
-/// How long a stream waits for a ring before it looks by itself (a ring lost while the
-/// listener reconnected is late by at most this).
-const LOOK_EVERY: Duration = Duration::from_secs(15);
+/// How long a stream waits for a ring before it looks by itself, plus up to a fifth more
+/// at random so that streams opened together do not all look together. Rings are lost
+/// only when announcing one to the other replicas fails (logged); a reconnected listener
+/// wakes every watcher itself. So this is a slow safety net: 10,000 open tabs cost about
+/// 30 queries a second, not one per tab every few seconds.
+const LOOK_EVERY: Duration = Duration::from_secs(300);
+/// Keep-alive comments, so proxies and browsers keep an idle stream open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// [`LOOK_EVERY`] with this stream's jitter.
+fn look_every() -> Duration {
+    use rand::Rng;
+    LOOK_EVERY + LOOK_EVERY.mul_f64(rand::rng().random_range(0.0..0.2))
+}
 
 /// The stream's query: the token, and the last event id when the header cannot be sent.
 #[derive(Debug, Default, serde::Deserialize)]
@@ -131,9 +142,9 @@ pub async fn events(
             }
             tokio::select! {
                 _ = rung => {}
-                _ = tokio::time::sleep(LOOK_EVERY) => {}
+                _ = tokio::time::sleep(look_every()) => {}
             }
         }
     });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(LOOK_EVERY)))
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
 }

@@ -497,7 +497,21 @@ async fn a_channel_is_instagram_automation_runs_for_instagram_people_only() {
         .await
         .ok(200);
     }
-    meta.app.automation_pass().await;
+    // The server's own automation worker may be the one that runs them: wait for a tag.
+    for _ in 0..50 {
+        meta.app.automation_pass().await;
+        let people = org.get("/contacts").await.ok(200)["data"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if people
+            .iter()
+            .any(|p| p["tags"].as_array().is_some_and(|t| !t.is_empty()))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let tagged = |channel: &str| {
         let org = &org;
         let channel = channel.to_owned();

@@ -627,11 +627,23 @@ async fn a_channel_is_webchat_automation_runs_for_visitors() {
         .await
         .ok(200);
     }
-    app.automation_pass().await;
-    let people = org.get("/contacts").await.ok(200)["data"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    // The server's own automation worker may be the one that runs them: wait for the
+    // visitor's tag, then check nobody else got it.
+    let mut people = Vec::new();
+    for _ in 0..50 {
+        app.automation_pass().await;
+        people = org.get("/contacts").await.ok(200)["data"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if people
+            .iter()
+            .any(|p| p["tags"].as_array().is_some_and(|t| !t.is_empty()))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     for p in &people {
         let web = p["identities"][0]["channelType"] == "WEBCHAT";
         let tagged = p["tags"]
