@@ -24,6 +24,71 @@ pub(crate) async fn automation(org: &Org<'_>, body: Value) -> String {
         .to_owned()
 }
 
+/// Every contact of `org` enters Customer under an ACTIVE automation that tags those with a
+/// `channel` identity (`CHANNEL_IS`); once its runs are done (this pass or the server's own
+/// worker), each contact's first identity's channel type and whether it was tagged.
+pub(crate) async fn tag_customers_on(
+    app: &TestApp,
+    org: &Org<'_>,
+    channel: &str,
+) -> Vec<(String, bool)> {
+    automation(
+        org,
+        json!({
+            "name": format!("Tag {channel} customers"), "status": "ACTIVE",
+            "triggerType": "LIFECYCLE_STAGE_ENTERED", "triggerConfig": {"stage": "Customer"},
+            "createdByUserId": org.user_id,
+            "steps": [
+                {"type": "CONDITION", "config": {"kind": "CHANNEL_IS", "value": channel}},
+                {"type": "ACTION", "config": {"kind": "ADD_TAG", "value": "tagged"}}
+            ]
+        }),
+    )
+    .await;
+    let customer = org.stage("Customer").await;
+    let contacts = || async {
+        org.get("/contacts").await.ok(200)["data"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let everyone = contacts().await;
+    for p in &everyone {
+        org.patch(
+            &format!("/contacts/{}", p.id()),
+            json!({"lifecycleStageId": customer}),
+        )
+        .await
+        .ok(200);
+    }
+    let mut seen = Vec::new();
+    for _ in 0..50 {
+        app.automation_pass().await;
+        seen = contacts()
+            .await
+            .iter()
+            .map(|p| {
+                let tagged = p["tags"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().any(|t| t == "tagged"));
+                (
+                    p["identities"][0]["channelType"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_owned(),
+                    tagged,
+                )
+            })
+            .collect();
+        if seen.iter().any(|(_, tagged)| *tagged) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    seen.sort();
+    seen
+}
+
 pub(crate) fn welcome_flow(org: &Org<'_>) -> Value {
     json!({
         "name": "Welcome customers", "status": "ACTIVE", "triggerType": "LIFECYCLE_STAGE_ENTERED",

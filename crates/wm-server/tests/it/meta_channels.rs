@@ -468,71 +468,12 @@ async fn a_channel_is_instagram_automation_runs_for_instagram_people_only() {
     meta.connect(&org, false).await;
     meta.write(Write::text(IG, IGSID, "Oi")).await;
     meta.write(Write::text(PAGE, PSID, "Hola")).await;
-    org.admin(
-        Method::POST,
-        "/automations",
-        Some(json!({
-            "name": "Tag Instagram customers", "status": "ACTIVE",
-            "triggerType": "LIFECYCLE_STAGE_ENTERED", "triggerConfig": {"stage": "Customer"},
-            "createdByUserId": org.user_id,
-            "steps": [
-                {"type": "CONDITION", "config": {"kind": "CHANNEL_IS", "value": "SOCIAL_APP_A"}},
-                {"type": "ACTION", "config": {"kind": "ADD_TAG", "value": "instagram"}}
-            ]
-        })),
-    )
-    .await
-    .ok(201);
-    let customer = org.stage("Customer").await;
-    let people = org.get("/contacts").await.ok(200)["data"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    assert_eq!(people.len(), 2, "{people:?}");
-    for p in &people {
-        org.patch(
-            &format!("/contacts/{}", p.id()),
-            json!({"lifecycleStageId": customer}),
-        )
-        .await
-        .ok(200);
-    }
-    // The server's own automation worker may be the one that runs them: wait for a tag.
-    for _ in 0..50 {
-        meta.app.automation_pass().await;
-        let people = org.get("/contacts").await.ok(200)["data"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        if people
-            .iter()
-            .any(|p| p["tags"].as_array().is_some_and(|t| !t.is_empty()))
-        {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    let tagged = |channel: &str| {
-        let org = &org;
-        let channel = channel.to_owned();
-        async move {
-            let people = org.get("/contacts").await.ok(200)["data"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            let p = people
-                .iter()
-                .find(|p| p["identities"][0]["channelType"] == channel.as_str())
-                .cloned()
-                .unwrap_or_else(|| panic!("no {channel} contact in {people:?}"));
-            p["tags"]
-                .as_array()
-                .is_some_and(|t| t.iter().any(|t| t == "instagram"))
-        }
-    };
-    assert!(
-        tagged("SOCIAL_APP_A").await,
-        "the Instagram person is tagged"
+    let seen = crate::automations::tag_customers_on(&meta.app, &org, "SOCIAL_APP_A").await;
+    assert_eq!(
+        seen,
+        vec![
+            ("SOCIAL_APP_A".to_owned(), true),
+            ("SOCIAL_MSG_A".to_owned(), false)
+        ]
     );
-    assert!(!tagged("SOCIAL_MSG_A").await, "the Messenger person is not");
 }

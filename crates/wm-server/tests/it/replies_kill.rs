@@ -46,14 +46,31 @@ async fn thread(http: &reqwest::Client, base: &str, key: &str, c: &str) -> Vec<V
     page["data"].as_array().cloned().unwrap_or_default()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reply_is_sent_at_most_once_across_a_kill_9() {
+/// A scratch folder, the database both processes share, a client and two ports.
+async fn ground() -> (std::path::PathBuf, String, reqwest::Client, u16, u16) {
     let dir = std::env::temp_dir().join(format!("wm-replies-kill-{}", uuid::Uuid::now_v7()));
     std::fs::create_dir_all(&dir).unwrap();
     let (db, _) = process_database("WM_TEST_DATABASE_URL", &dir).await;
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let http = reqwest::Client::new();
-    let (port_a, port_b) = (free_port(), free_port());
+    (dir, db, reqwest::Client::new(), free_port(), free_port())
+}
+
+/// An API key of `user` that reads and answers conversations.
+async fn agent_key(http: &reqwest::Client, url: &str, user: &str) -> String {
+    let (_, key) = call(
+        http,
+        Method::POST,
+        url.to_owned(),
+        ADMIN,
+        Some(json!({"name": "k", "userId": user, "scopes": ["conversations:read", "conversations:write"]})),
+    )
+    .await;
+    key["key"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_is_sent_at_most_once_across_a_kill_9() {
+    let (dir, db, http, port_a, port_b) = ground().await;
     let lb = balancer(http.clone(), vec![port_a, port_b]).await;
     let fake = platform(&lb, WA_SECRET, WABA).await;
     fake.register_number(NumberSpec {
@@ -79,15 +96,7 @@ async fn a_reply_is_sent_at_most_once_across_a_kill_9() {
     )
     .await;
     assert_eq!(s, 201);
-    let (_, key) = call(
-        &http,
-        Method::POST,
-        admin("/api-keys"),
-        ADMIN,
-        Some(json!({"name": "k", "userId": user, "scopes": ["conversations:read", "conversations:write"]})),
-    )
-    .await;
-    let key = key["key"].as_str().unwrap().to_owned();
+    let key = agent_key(&http, &admin("/api-keys"), &user).await;
     fake.post_inbound(InboundMessage {
         phone_number_id: PNID.into(),
         from: PERSON.into(),
@@ -182,12 +191,7 @@ async fn a_messenger_reply_is_sent_at_most_once_across_a_kill_9() {
     use crate::meta_kit::{PAGE, PAGE_TOKEN, PSID};
     use wm_fake_graph::{FakeGraph, FakeGraphOptions, PageSpec, WebhookConfig, Write};
 
-    let dir = std::env::temp_dir().join(format!("wm-replies-kill-{}", uuid::Uuid::now_v7()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (db, _) = process_database("WM_TEST_DATABASE_URL", &dir).await;
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let http = reqwest::Client::new();
-    let (port_a, port_b) = (free_port(), free_port());
+    let (dir, db, http, port_a, port_b) = ground().await;
     let fake = FakeGraph::start(FakeGraphOptions::default())
         .await
         .expect("fake graph");
@@ -220,15 +224,7 @@ async fn a_messenger_reply_is_sent_at_most_once_across_a_kill_9() {
     )
     .await;
     assert_eq!(s, 201, "{page}");
-    let (_, key) = call(
-        &http,
-        Method::POST,
-        admin("/api-keys"),
-        ADMIN,
-        Some(json!({"name": "k", "userId": user, "scopes": ["conversations:read", "conversations:write"]})),
-    )
-    .await;
-    let key = key["key"].as_str().unwrap().to_owned();
+    let key = agent_key(&http, &admin("/api-keys"), &user).await;
     fake.messenger_write(Write::text(PAGE, PSID, "Hola"))
         .await
         .unwrap();

@@ -12,7 +12,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{IdOf, Org, TestApp};
+use crate::support::{Org, TestApp};
 
 const SITE: &str = "https://shop.example";
 
@@ -598,57 +598,12 @@ async fn a_channel_is_webchat_automation_runs_for_visitors() {
     )
     .await
     .ok(200);
-    org.admin(
-        Method::POST,
-        "/automations",
-        Some(json!({
-            "name": "Tag website visitors", "status": "ACTIVE",
-            "triggerType": "LIFECYCLE_STAGE_ENTERED", "triggerConfig": {"stage": "Customer"},
-            "createdByUserId": org.user_id,
-            "steps": [
-                {"type": "CONDITION", "config": {"kind": "CHANNEL_IS", "value": "WEBCHAT"}},
-                {"type": "ACTION", "config": {"kind": "ADD_TAG", "value": "web"}}
-            ]
-        })),
-    )
-    .await
-    .ok(201);
-    let customer = org.stage("Customer").await;
-    let people = org.get("/contacts").await.ok(200)["data"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    assert_eq!(people.len(), 2, "{people:?}");
-    for p in &people {
-        org.patch(
-            &format!("/contacts/{}", p.id()),
-            json!({"lifecycleStageId": customer}),
-        )
-        .await
-        .ok(200);
-    }
-    // The server's own automation worker may be the one that runs them: wait for the
-    // visitor's tag, then check nobody else got it.
-    let mut people = Vec::new();
-    for _ in 0..50 {
-        app.automation_pass().await;
-        people = org.get("/contacts").await.ok(200)["data"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        if people
-            .iter()
-            .any(|p| p["tags"].as_array().is_some_and(|t| !t.is_empty()))
-        {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    for p in &people {
-        let web = p["identities"][0]["channelType"] == "WEBCHAT";
-        let tagged = p["tags"]
-            .as_array()
-            .is_some_and(|t| t.iter().any(|t| t == "web"));
-        assert_eq!(tagged, web, "{p}");
-    }
+    let seen = crate::automations::tag_customers_on(&app, &org, "WEBCHAT").await;
+    assert_eq!(
+        seen,
+        vec![
+            ("MESSAGING_APP_A".to_owned(), false),
+            ("WEBCHAT".to_owned(), true)
+        ]
+    );
 }
