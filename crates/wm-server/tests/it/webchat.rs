@@ -222,6 +222,22 @@ async fn a_visitor_and_an_agent_talk_live_and_a_dropped_stream_resumes_once() {
     let js = js.text().await.unwrap();
     assert!(js.starts_with("window.__wmWidget = {"), "{}", &js[..80]);
     assert!(js.contains(&chat.site));
+    // A browser that takes gzip gets it, about a third of the size.
+    let zipped = chat
+        .http
+        .get(format!("{}/widget/{}.js", chat.root, chat.site))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    let zipped = zipped.bytes().await.unwrap();
+    assert!(
+        zipped.len() < js.len() / 2,
+        "{} of {}",
+        zipped.len(),
+        js.len()
+    );
     let missing = chat
         .http
         .get(format!("{}/widget/wct_nope.js", chat.root))
