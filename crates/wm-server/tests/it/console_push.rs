@@ -73,3 +73,40 @@ async fn an_open_thread_is_pushed_each_change() {
         .unwrap();
     assert_eq!(res.status(), 404);
 }
+
+#[tokio::test]
+async fn the_inbox_list_is_pushed_a_new_conversation_and_reads_it_back() {
+    let app = TestApp::new().await;
+    let served = app.serve().await;
+    let org = app.org().await;
+    let mut browser = Browser::new(&served);
+    browser.sign_in(&org.key).await;
+    let origin = served.base.trim_end_matches("/api/v1").to_owned();
+    let http = reqwest::Client::new();
+    let res = http
+        .get(format!("{origin}/console/inbox/events"))
+        .header("cookie", browser.cookie_header())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let mut body = res.bytes_stream();
+
+    // A customer of this organisation writes (and one of another).
+    let other = app.org().await;
+    customer_writes(&other, "5215599999999", "Bea", "Hola").await;
+    customer_writes(&org, "5215512345678", "Ana", "Hola").await;
+    changed(&mut body).await;
+    // The part the page then fetches lists the new conversation.
+    let part = http
+        .get(format!("{origin}/console/inbox/part?filter=all"))
+        .header("cookie", browser.cookie_header())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(part.status(), 200);
+    let html = part.text().await.unwrap();
+    assert!(html.starts_with("<div id=\"inbox-part\""), "{html}");
+    assert!(html.contains("Ana"), "{html}");
+    assert!(!html.contains("Bea"), "{html}");
+}

@@ -3,11 +3,13 @@
 
 use axum::Router;
 use axum::extract::{Query, State};
+use axum::response::Response;
 use axum::routing::{get, post};
-use maud::html;
+use maud::{Markup, html};
 use wm_types::conversations::ConversationList;
 
-use super::thread;
+use super::{push, thread};
+use crate::console::answer::fragment;
 use crate::console::context::Console;
 use crate::console::page::{Page, PageResult, page};
 use crate::console::session::Session;
@@ -17,6 +19,8 @@ use crate::console::view::{ListQuery, Tabs, badge, channel_name, pager, search_b
 pub fn routes() -> Router<Console> {
     Router::new()
         .route("/console/inbox", get(list))
+        .route("/console/inbox/part", get(part))
+        .route("/console/inbox/events", get(push::inbox))
         .route("/console/inbox/{id}", get(thread::show))
         .route("/console/inbox/{id}/live", get(thread::live))
         .route("/console/inbox/{id}/events", get(super::push::events))
@@ -47,7 +51,6 @@ async fn list(
     let link = |f: &str, p: u64| q.link("/console/inbox", "filter", f, p);
     let t = &list.tabs;
     let counts = [t.all, t.unassigned, t.mine, t.resolved];
-    let current = tabs.label();
     let sum = &list.summary;
     Ok(page(
         &s,
@@ -61,9 +64,36 @@ async fn list(
             }
             (tabs.render("Conversation tabs", &counts, |key| link(key, 1)))
             (search_box("/console/inbox", "filter", filter, &q.q))
+            (conversations(&s, &q, &tabs, &list))
+        },
+    ))
+}
+
+/// `GET /console/inbox/part`: the list's table alone, fetched again each time the
+/// organisation's inbox changes (a message came in anywhere).
+async fn part(
+    State(_): State<Console>,
+    s: Session,
+    Query(q): Query<ListQuery>,
+) -> PageResult<Response> {
+    let tabs = Tabs::new(&TABS, &q.tab);
+    let list: ConversationList = s
+        .api
+        .get(q.api("/conversations", "filter", tabs.key()))
+        .await?;
+    Ok(fragment(conversations(&s, &q, &tabs, &list)))
+}
+
+/// The conversations of a tab and page, as a part the page refreshes when pushed.
+fn conversations(s: &Session, q: &ListQuery, tabs: &Tabs<'_>, list: &ConversationList) -> Markup {
+    let filter = tabs.key();
+    let link = |f: &str, p: u64| q.link("/console/inbox", "filter", f, p);
+    let me = link(filter, list.meta.page).replacen("/console/inbox", "/console/inbox/part", 1);
+    html! {
+        div id="inbox-part" data-live=(me) data-push="/console/inbox/events" {
             (table(
                 None,
-                &format!("{current} conversations"),
+                &format!("{} conversations", tabs.label()),
                 &["Contact", "Status", "Channel", "Assigned to", "Window", "Last activity"],
                 html! {
                         @for c in &list.data {
@@ -80,6 +110,6 @@ async fn list(
                 list.data.is_empty().then_some("No conversation here."),
             ))
             (pager(&list.meta, |p| link(filter, p)))
-        },
-    ))
+        }
+    }
 }

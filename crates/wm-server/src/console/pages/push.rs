@@ -1,4 +1,5 @@
-//! `GET /console/inbox/{id}/events`: an open thread learns that it changed (a message came
+//! `GET /console/inbox/{id}/events` and `GET /console/inbox/events`: an open thread (or
+//! the inbox list) learns that it changed (a message came
 //! in, a reply was queued, sent or read) as a Server-Sent Event, pushed when the contact
 //! bell rings (`crate::db::bell`, on this replica or another), so the page refreshes its
 //! part at once and never polls.
@@ -29,7 +30,22 @@ pub async fn events(
     // Read through the API: a key without the scope, or another organisation's
     // conversation, gets what the API gives it.
     let c: Conversation = s.api.get(format!("/conversations/{id}")).await?;
-    let bell = console.state.db.bell().watch(c.contact_id);
+    Ok(changes(console.state.db.bell().watch(c.contact_id)))
+}
+
+/// `GET /console/inbox/events`: the inbox list learns that a message came in anywhere in
+/// the organisation (its own bell, rung beside the contact's).
+pub async fn inbox(
+    State(console): State<Console>,
+    s: Session,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    changes(console.state.db.bell().watch(s.caller.org_id))
+}
+
+/// "changed" each time `bell` rings (or [`AT_LEAST_EVERY`] passes).
+fn changes(
+    bell: std::sync::Arc<tokio::sync::Notify>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let stream = futures::stream::unfold(bell, |bell| async move {
         let rung = bell.notified();
         tokio::select! {
@@ -39,5 +55,5 @@ pub async fn events(
         // A browser dispatches no event without data.
         Some((Ok(Event::default().event("changed").data("changed")), bell))
     });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }

@@ -380,6 +380,8 @@ async fn apply_once(
         sending::mark_replied(&*txn, org, contact_id, replied_to, Some(message), now).await?;
     txn.commit().await?;
     state.db.ring(contact_id).await;
+    // The organisation's inbox: a list open in the console shows the message's conversation.
+    state.db.ring(org).await;
     // A media file to fetch now rather than at the fetcher's next look.
     state.media_wake.notify_one();
     Ok(Some(InboundResult {
