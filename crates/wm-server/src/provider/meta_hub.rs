@@ -8,6 +8,49 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use wm_core::platform::Handshake;
 
+/// A Meta app as a platform reaches it: the Graph API's address and version, and the app's
+/// webhook secrets. WhatsApp, Messenger and Instagram each have one (`WM_WHATSAPP_*`,
+/// `WM_MESSENGER_*`), usually the same app.
+#[derive(Clone, Default)]
+pub struct MetaApp {
+    /// Graph API base URL.
+    pub graph_url: String,
+    /// Graph API version (`v24.0`).
+    pub api_version: String,
+    /// The app secret that signs the webhooks (none: every body is refused).
+    pub app_secret: Option<String>,
+    /// The handshake's verify token (none: the handshake is refused).
+    pub verify_token: Option<String>,
+}
+
+impl MetaApp {
+    /// This app with `base`'s values where this one sets none (an empty address or
+    /// version, a missing secret): Messenger's settings default to WhatsApp's.
+    pub fn or(&self, base: &MetaApp) -> MetaApp {
+        let pick = |a: &str, b: &str| if a.is_empty() { b } else { a }.to_owned();
+        MetaApp {
+            graph_url: pick(&self.graph_url, &base.graph_url),
+            api_version: pick(&self.api_version, &base.api_version),
+            app_secret: self.app_secret.clone().or_else(|| base.app_secret.clone()),
+            verify_token: self
+                .verify_token
+                .clone()
+                .or_else(|| base.verify_token.clone()),
+        }
+    }
+}
+
+impl std::fmt::Debug for MetaApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetaApp")
+            .field("graph_url", &self.graph_url)
+            .field("api_version", &self.api_version)
+            .field("app_secret", &self.app_secret.as_ref().map(|_| "<set>"))
+            .field("verify_token", &self.verify_token.as_ref().map(|_| "<set>"))
+            .finish()
+    }
+}
+
 /// Checks `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>` with the app
 /// secret, in constant time; false when the secret is empty or the header is missing or
 /// malformed.

@@ -40,23 +40,7 @@ pub struct Settings {
 impl Settings {
     /// Messenger's settings with WhatsApp's filling what is not set.
     fn messenger(&self) -> messenger::Settings {
-        let m = &self.messenger;
-        let or = |a: &str, b: &str| {
-            if a.is_empty() {
-                b.to_owned()
-            } else {
-                a.to_owned()
-            }
-        };
-        messenger::Settings {
-            graph_url: or(&m.graph_url, &self.whatsapp.graph_url),
-            api_version: or(&m.api_version, &self.whatsapp.api_version),
-            app_secret: m.app_secret.clone().or(self.whatsapp.app_secret.clone()),
-            verify_token: m
-                .verify_token
-                .clone()
-                .or(self.whatsapp.verify_token.clone()),
-        }
+        self.messenger.or(&self.whatsapp)
     }
 }
 
@@ -64,7 +48,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             messaging: "simulated".into(),
-            whatsapp: whatsapp::Settings::default(),
+            whatsapp: whatsapp::default_settings(),
             messenger: messenger::Settings::default(),
         }
     }

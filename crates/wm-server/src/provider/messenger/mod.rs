@@ -25,28 +25,7 @@ use super::registry::{Credentials, Provider};
 
 /// Messenger and Instagram settings (`WM_MESSENGER_*`; unset ones fall back to WhatsApp's,
 /// the same Meta app).
-#[derive(Clone, Default)]
-pub struct Settings {
-    /// Graph API base URL.
-    pub graph_url: String,
-    /// Graph API version.
-    pub api_version: String,
-    /// The app secret that signs the webhooks (none: every body is refused).
-    pub app_secret: Option<String>,
-    /// The handshake's verify token (none: the handshake is refused).
-    pub verify_token: Option<String>,
-}
-
-impl std::fmt::Debug for Settings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Settings")
-            .field("graph_url", &self.graph_url)
-            .field("api_version", &self.api_version)
-            .field("app_secret", &self.app_secret.as_ref().map(|_| "<set>"))
-            .field("verify_token", &self.verify_token.as_ref().map(|_| "<set>"))
-            .finish()
-    }
-}
+pub type Settings = meta_hub::MetaApp;
 
 /// A Page's account: the Page id the Send API is called on and the Page token.
 fn account(c: &Credentials<'_>) -> Option<PlatformAccount> {

@@ -14,38 +14,16 @@ use wm_core::provider::PlatformAccount;
 
 use super::registry::{Credentials, Provider};
 
-/// WhatsApp Cloud API settings (`WM_WHATSAPP_*`).
-#[derive(Clone)]
-pub struct Settings {
-    /// Graph API base URL.
-    pub graph_url: String,
-    /// Graph API version (`v24.0`).
-    pub api_version: String,
-    /// The app secret that signs platform webhooks (none: the intake refuses them).
-    pub app_secret: Option<String>,
-    /// The verification handshake's token (none: the handshake is refused).
-    pub verify_token: Option<String>,
-}
+/// WhatsApp Cloud API settings (`WM_WHATSAPP_*`); by default Meta's Graph API, `v24.0`.
+pub type Settings = super::meta_hub::MetaApp;
 
-impl std::fmt::Debug for Settings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Settings")
-            .field("graph_url", &self.graph_url)
-            .field("api_version", &self.api_version)
-            .field("app_secret", &self.app_secret.as_ref().map(|_| "<set>"))
-            .field("verify_token", &self.verify_token.as_ref().map(|_| "<set>"))
-            .finish()
-    }
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            graph_url: "https://graph.facebook.com".into(),
-            api_version: "v24.0".into(),
-            app_secret: None,
-            verify_token: None,
-        }
+/// WhatsApp's settings when none are given: Meta's Graph API at the version wm speaks.
+pub fn default_settings() -> Settings {
+    Settings {
+        graph_url: "https://graph.facebook.com".into(),
+        api_version: "v24.0".into(),
+        app_secret: None,
+        verify_token: None,
     }
 }
 
