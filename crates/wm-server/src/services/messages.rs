@@ -250,42 +250,32 @@ pub async fn record_outbound(
     o: Outbound<'_>,
     now: i64,
 ) -> Result<(), DbErr> {
-    let open = open_conversation(conn, o.org, o.contact, ChannelType::MessagingAppA).await?;
-    let m = o.message;
-    let row = messages::insert(
-        conn,
-        NewMessage {
-            organization_id: o.org,
-            conversation_id: open,
-            contact_id: o.contact,
-            direction: MessageDirection::Outbound,
-            message_type: MessageType::Template,
-            body: Some(m.body.clone()),
-            stored: template_of(m, o.template_id),
-            media_id: None,
-            reply_to_id: None,
-            platform_message_id: Some(o.platform_message_id.to_owned()),
-            status: MessageStatus::Sent,
-            cost_micros: Some(o.cost_micros),
-            sent_by: Some(o.sent_by),
-            recipient_id: o.recipient_id,
-            phone_number_id: Some(o.phone_number_id),
-            created_at: now,
-        },
-    )
-    .await?;
+    let row = template_row(conn, &o, MessageStatus::Sent, now).await?;
     crate::services::announce::message(conn, o.org, row, now).await
 }
 
 /// A template message queued to be sent (an automation's): PENDING in the contact's thread
 /// (their open conversation, else waiting for one), charged `cost_micros`, from the number
-/// `phone_number_id`; the sender that makes its call settles it.
+/// `phone_number_id`; the sender that makes its call settles it (its `platform_message_id`
+/// and `recipient_id` are not read).
 pub async fn queue_template(
     conn: &impl ConnectionTrait,
     o: Outbound<'_>,
     now: i64,
 ) -> Result<message::Model, DbErr> {
+    template_row(conn, &o, MessageStatus::Pending, now).await
+}
+
+/// The thread's row of template message `o` at `status`: a sent one carries the platform's
+/// id and the campaign recipient, a pending one neither yet.
+async fn template_row(
+    conn: &impl ConnectionTrait,
+    o: &Outbound<'_>,
+    status: MessageStatus,
+    now: i64,
+) -> Result<message::Model, DbErr> {
     let open = open_conversation(conn, o.org, o.contact, ChannelType::MessagingAppA).await?;
+    let sent = status != MessageStatus::Pending;
     let m = o.message;
     messages::insert(
         conn,
@@ -299,11 +289,11 @@ pub async fn queue_template(
             stored: template_of(m, o.template_id),
             media_id: None,
             reply_to_id: None,
-            platform_message_id: None,
-            status: MessageStatus::Pending,
+            platform_message_id: sent.then(|| o.platform_message_id.to_owned()),
+            status,
             cost_micros: Some(o.cost_micros),
             sent_by: Some(o.sent_by),
-            recipient_id: None,
+            recipient_id: o.recipient_id.filter(|_| sent),
             phone_number_id: Some(o.phone_number_id),
             created_at: now,
         },
