@@ -113,23 +113,8 @@ impl Meta {
 
     /// Lets the webhooks land and be applied, files fetched and profiles read.
     pub async fn settle(&self) {
-        use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
-        use wm_server::db::entities::platform_event;
         self.fake.wait_webhooks_idle(Duration::from_secs(10)).await;
-        for _ in 0..250 {
-            wm_server::services::platform::apply_pending(&self.app.state)
-                .await
-                .expect("apply platform events");
-            let left = platform_event::Entity::find()
-                .filter(platform_event::Column::ProcessedAt.is_null())
-                .count(&self.app.state.db.conn)
-                .await
-                .expect("count");
-            if left == 0 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        self.app.apply_kept().await;
         wm_server::services::media::fetch_due(&self.app.state)
             .await
             .expect("fetch media");

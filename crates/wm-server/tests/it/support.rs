@@ -330,6 +330,28 @@ impl TestApp {
         self.state.db.backend() == sea_orm::DbBackend::Postgres
     }
 
+    /// Applies every platform webhook kept so far (by the intake's own task or here);
+    /// panics when some stay unapplied.
+    pub async fn apply_kept(&self) {
+        use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+        use wm_server::db::entities::platform_event;
+        for _ in 0..250 {
+            wm_server::services::platform::apply_pending(&self.state)
+                .await
+                .expect("apply platform events");
+            let left = platform_event::Entity::find()
+                .filter(platform_event::Column::ProcessedAt.is_null())
+                .count(&self.state.db.conn)
+                .await
+                .expect("count");
+            if left == 0 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        panic!("platform events were not applied");
+    }
+
     /// One pass of the automation worker.
     pub async fn automation_pass(&self) -> wm_server::worker::automations::Outcome {
         wm_server::worker::automations::AutomationWorker::new(self.state.clone())

@@ -117,24 +117,8 @@ impl Wa {
 
     /// Lets the fake's webhooks land and be applied (by the intake's own task or here).
     pub async fn settle(&self) {
-        use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
-        use wm_server::db::entities::platform_event;
         self.fake.wait_webhooks_idle(Duration::from_secs(10)).await;
-        for _ in 0..250 {
-            wm_server::services::platform::apply_pending(&self.app.state)
-                .await
-                .expect("apply platform events");
-            let left = platform_event::Entity::find()
-                .filter(platform_event::Column::ProcessedAt.is_null())
-                .count(&self.app.state.db.conn)
-                .await
-                .expect("count");
-            if left == 0 {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("platform events were not applied");
+        self.app.apply_kept().await;
     }
 }
 
