@@ -531,4 +531,6 @@ fn quality(waba_id: Option<&str>, value: &Value) -> Option<PlatformEvent> {
 }
 
 #[cfg(test)]
+mod documented;
+#[cfg(test)]
 mod tests;
