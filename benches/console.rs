@@ -25,11 +25,11 @@ mod process;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use harness::{ADMIN, Replica, call, free_port, healthy, organisation, serve};
+use harness::{Replica, admin_post, call, free_port, healthy, organisation, serve};
 use measure::{percentile, rss_mb, sorted};
 use process::env_num;
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::json;
 use wm_client::imports::ImportFile;
 use wm_client::types::imports::{ImportOptions, ImportStatus};
 
@@ -107,19 +107,6 @@ async fn sign_in(http: &reqwest::Client, origin: &str, key: &str) -> anyhow::Res
     set_cookie(&signed, "wm_console").ok_or_else(|| anyhow::anyhow!("no session cookie"))
 }
 
-async fn admin(http: &reqwest::Client, base: &str, org: &str, path: &str, body: Value) -> Value {
-    let (status, v) = call(
-        http,
-        Method::POST,
-        format!("{base}/admin/organizations/{org}{path}"),
-        ADMIN,
-        Some(body),
-    )
-    .await;
-    assert!(status < 300, "{path}: {status} {v}");
-    v
-}
-
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> anyhow::Result<()> {
     let n = env_num("CONTACTS", 1_000_000);
@@ -150,7 +137,7 @@ async fn main() -> anyhow::Result<()> {
     let pid = server.child.id();
 
     let (org, user) = organisation(&http, &base, "Console at scale").await;
-    let key = admin(
+    let key = admin_post(
         &http,
         &base,
         &org,
@@ -164,7 +151,7 @@ async fn main() -> anyhow::Result<()> {
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    let number = admin(
+    let number = admin_post(
         &http,
         &base,
         &org,
@@ -172,9 +159,9 @@ async fn main() -> anyhow::Result<()> {
         json!({"numberE164": "+525550000001", "displayName": "Bench"}),
     )
     .await;
-    let template = admin(&http, &base, &org, "/templates", json!({"name": "spring_sale",
+    let template = admin_post(&http, &base, &org, "/templates", json!({"name": "spring_sale",
         "category": "MARKETING", "language": "es_MX", "bodyText": "Sale today", "status": "APPROVED"})).await;
-    admin(
+    admin_post(
         &http,
         &base,
         &org,
@@ -250,7 +237,7 @@ async fn main() -> anyhow::Result<()> {
     );
     let mut conversation = String::new();
     for i in 0..100 {
-        let v = admin(
+        let v = admin_post(
             &http,
             &base,
             &org,

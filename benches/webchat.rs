@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use futures::StreamExt as _;
-use harness::{ADMIN, Replica, call, free_port, healthy, organisation};
+use harness::{Replica, admin_post, call, free_port, healthy, organisation};
 use measure::{percentile, rss_mb, sorted};
 use process::env_num;
 use reqwest::Method;
@@ -252,19 +252,6 @@ fn report_failures(side: &str, failed: &BTreeMap<String, usize>) {
     }
 }
 
-async fn admin(http: &reqwest::Client, base: &str, org: &str, path: &str, body: Value) -> Value {
-    let (status, v) = call(
-        http,
-        Method::POST,
-        format!("{base}/admin/organizations/{org}{path}"),
-        ADMIN,
-        Some(body),
-    )
-    .await;
-    assert!(status < 300, "{path}: {status} {v}");
-    v
-}
-
 /// A visitor's token and id.
 async fn new_visitor(http: &reqwest::Client, root: &str, site: &str) -> anyhow::Result<String> {
     let r = http
@@ -323,7 +310,7 @@ async fn wm(
     eprintln!("wm: {kind}, log {}", dir.join("server.log").display());
 
     let (org, user) = organisation(http, &base, "Webchat at scale").await;
-    let key = admin(
+    let key = admin_post(
         http,
         &base,
         &org,
@@ -334,7 +321,7 @@ async fn wm(
         .as_str()
         .context("no API key")?
         .to_owned();
-    let chat = admin(
+    let chat = admin_post(
         http,
         &base,
         &org,

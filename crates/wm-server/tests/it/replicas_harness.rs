@@ -301,6 +301,27 @@ pub async fn start_replicas(
     replicas
 }
 
+/// `POST {base}/admin/organizations/{org}{path}` with the operator token; the answer, which
+/// must be a success.
+pub async fn admin_post(
+    http: &reqwest::Client,
+    base: &str,
+    org: &str,
+    path: &str,
+    body: Value,
+) -> Value {
+    let (status, v) = call(
+        http,
+        reqwest::Method::POST,
+        format!("{base}/admin/organizations/{org}{path}"),
+        ADMIN,
+        Some(body),
+    )
+    .await;
+    assert!(status < 300, "{path}: {status} {v}");
+    v
+}
+
 /// A new organisation with one user, through the operator API at `base`; their ids.
 pub async fn organisation(http: &reqwest::Client, base: &str, name: &str) -> (String, String) {
     let (_, org) = call(
